@@ -1,0 +1,68 @@
+/* Engine-private: the plan and runtime state of one graph (the session's main graph, or a subgraph run
+ * by If/Loop/Scan). Not part of the operator contract; kernels only see mrt_op_ctx. */
+#pragma once
+
+#include "engine/registry.h"
+
+/* What is known about a value while planning. */
+typedef enum mrt_value_state {
+    MRT_VS_UNSET = 0, /* not yet produced */
+    MRT_VS_CONST,     /* data known at plan time: initializer, outer constant, or folded */
+    MRT_VS_SHAPED,    /* type and shape known; data produced at run time */
+    MRT_VS_DYNAMIC,   /* shape known only at run time */
+} mrt_value_state;
+
+/* Who frees a value's storage. */
+typedef enum mrt_alloc_kind {
+    MRT_ALLOC_BORROWED = 0, /* initializer, user input, outer value, arena view */
+    MRT_ALLOC_PLAN,         /* heap, freed when the plan is rebuilt or the exec freed */
+    MRT_ALLOC_RUN,          /* heap, freed at the start of the next run */
+} mrt_alloc_kind;
+
+typedef struct mrt_step {
+    int node;                    /* index in graph->nodes */
+    const mrt_opdef *def;
+    const mrt_kernel *kernel;
+    bool folded;                 /* computed at plan time; skipped at run (callback still fires) */
+    bool dynamic;                /* infer runs again at run time */
+    int64_t opset;
+} mrt_step;
+
+typedef struct mrt_session mrt_session;
+
+typedef struct mrt_exec {
+    mrt_session *session;
+    const mrt_model *model;
+    const mrt_graph *graph;
+    struct mrt_exec *parent;     /* enclosing exec for subgraphs */
+    mrt_value *vals;             /* one per graph value */
+    uint8_t *state;              /* mrt_value_state per value */
+    uint8_t *alloc;              /* mrt_alloc_kind per value */
+    int n_steps;
+    mrt_step *steps;
+    int *order;                  /* topological node order (n_nodes) */
+    bool planned;
+    /* plan cache key: dtype+shape of each bound input and outer value */
+    int64_t *sig;
+    size_t sig_len;
+    void *arena;                 /* planned intermediate storage (NULL with no_mem_plan) */
+    size_t arena_bytes;
+    /* statistics of the last plan */
+    int nodes_before, nodes_after, inplace_count;
+    size_t naive_bytes, lower_bound_bytes;
+    double plan_ms;
+} mrt_exec;
+
+struct mrt_session {
+    const mrt_model *model;
+    mrt_session_options opt;
+    mrt_registry *registry;
+    mrt_exec *main;
+    int n_threads;
+};
+
+mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mrt_exec **out);
+void mrt_exec_free(mrt_exec *e);
+/* Bind values to the graph's inputs (n == graph->n_inputs; a NONE entry keeps the initializer default)
+   and run: plans first when the input signature changed. */
+mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level);

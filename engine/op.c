@@ -1,0 +1,236 @@
+/* Helpers of the operator contract (engine/op.h). */
+#include "engine/op.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exec.h"
+
+const mrt_tensor *mrt_input(const mrt_op_ctx *ctx, int i)
+{
+    if (i < 0 || i >= ctx->n_inputs || !ctx->inputs[i] || ctx->inputs[i]->kind != MRT_VALUE_TENSOR) return NULL;
+    return &ctx->inputs[i]->tensor;
+}
+
+mrt_tensor *mrt_output(mrt_op_ctx *ctx, int i)
+{
+    if (i < 0 || i >= ctx->n_outputs || !ctx->outputs[i]) return NULL;
+    return &ctx->outputs[i]->tensor;
+}
+
+mrt_status mrt_output_set(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int rank, const int64_t *shape)
+{
+    if (i < 0 || i >= ctx->n_outputs || !ctx->outputs[i]) return MRT_STATUS_OK;
+    if (rank < 0 || rank > MRT_MAX_RANK)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "output %d would have rank %d (minirt allows up to %d)",
+                           i, rank, MRT_MAX_RANK);
+    int64_t numel;
+    if (mrt_shape_numel(rank, shape, &numel) != MRT_STATUS_OK)
+        return mrt_fail_prefix(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): output %d: ", ctx->node->name,
+                               ctx->node->op_type, i);
+    mrt_value *v = ctx->outputs[i];
+    v->kind = MRT_VALUE_TENSOR;
+    v->tensor.dtype = dtype;
+    v->tensor.rank = rank;
+    if (rank) memcpy(v->tensor.shape, shape, (size_t)rank * sizeof(int64_t));
+    v->tensor.data = NULL;
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_output_set_sequence(mrt_op_ctx *ctx, int i, mrt_dtype dtype)
+{
+    if (i < 0 || i >= ctx->n_outputs || !ctx->outputs[i]) return MRT_STATUS_OK;
+    mrt_value *v = ctx->outputs[i];
+    v->kind = MRT_VALUE_SEQUENCE;
+    v->seq_dtype = dtype;
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_output_set_none(mrt_op_ctx *ctx, int i)
+{
+    if (i < 0 || i >= ctx->n_outputs || !ctx->outputs[i]) return MRT_STATUS_OK;
+    ctx->outputs[i]->kind = MRT_VALUE_NONE;
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_infer_dynamic(mrt_op_ctx *ctx)
+{
+    ctx->dynamic = true;
+    return MRT_STATUS_OK;
+}
+
+/* Index of output i's graph value in the exec (for ownership bookkeeping). */
+static int output_value_index(const mrt_op_ctx *ctx, int i) { return ctx->node->outputs[i]; }
+
+mrt_status mrt_output_alloc(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int rank, const int64_t *shape,
+                            mrt_tensor **out)
+{
+    if (i < 0 || i >= ctx->n_outputs || !ctx->outputs[i]) {
+        if (out) *out = NULL;
+        return MRT_STATUS_OK;
+    }
+    mrt_value *v = ctx->outputs[i];
+    mrt_exec *e = ctx->exec;
+    int vi = output_value_index(ctx, i);
+    if (e && vi >= 0 && e->alloc[vi] != MRT_ALLOC_BORROWED) mrt_value_release(v);
+    memset(v, 0, sizeof *v);
+    v->kind = MRT_VALUE_TENSOR;
+    mrt_status st = mrt_tensor_alloc(&v->tensor, dtype, rank, shape);
+    if (st) return mrt_fail_prefix(st, "node '%s' (%s): output %d: ", ctx->node->name, ctx->node->op_type, i);
+    if (e && vi >= 0) e->alloc[vi] = ctx->planning ? MRT_ALLOC_PLAN : MRT_ALLOC_RUN;
+    if (out) *out = &v->tensor;
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_output_take_sequence(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int64_t n, mrt_tensor *items)
+{
+    if (i < 0 || i >= ctx->n_outputs || !ctx->outputs[i]) {
+        for (int64_t k = 0; k < n; k++) mrt_tensor_release(&items[k]);
+        free(items);
+        return MRT_STATUS_OK;
+    }
+    mrt_value *v = ctx->outputs[i];
+    mrt_exec *e = ctx->exec;
+    int vi = output_value_index(ctx, i);
+    if (e && vi >= 0 && e->alloc[vi] != MRT_ALLOC_BORROWED) mrt_value_release(v);
+    memset(v, 0, sizeof *v);
+    v->kind = MRT_VALUE_SEQUENCE;
+    v->seq_dtype = dtype;
+    v->n_items = n;
+    v->items = items;
+    if (e && vi >= 0) e->alloc[vi] = ctx->planning ? MRT_ALLOC_PLAN : MRT_ALLOC_RUN;
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ attributes */
+
+int64_t mrt_attr_int(const mrt_op_ctx *ctx, const char *name, int64_t def)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, name);
+    return a && a->type == MRT_ATTR_INT ? a->i : def;
+}
+
+float mrt_attr_float(const mrt_op_ctx *ctx, const char *name, float def)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, name);
+    if (a && a->type == MRT_ATTR_FLOAT) return a->f;
+    if (a && a->type == MRT_ATTR_INT) return (float)a->i;
+    return def;
+}
+
+const char *mrt_attr_string(const mrt_op_ctx *ctx, const char *name, const char *def)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, name);
+    return a && a->type == MRT_ATTR_STRING ? a->s : def;
+}
+
+bool mrt_attr_ints(const mrt_op_ctx *ctx, const char *name, const int64_t **v, int64_t *n)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, name);
+    if (a && a->type == MRT_ATTR_INTS) {
+        *v = a->ints;
+        *n = a->n;
+        return true;
+    }
+    *v = NULL;
+    *n = 0;
+    return false;
+}
+
+bool mrt_attr_floats(const mrt_op_ctx *ctx, const char *name, const float **v, int64_t *n)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, name);
+    if (a && a->type == MRT_ATTR_FLOATS) {
+        *v = a->floats;
+        *n = a->n;
+        return true;
+    }
+    *v = NULL;
+    *n = 0;
+    return false;
+}
+
+mrt_status mrt_attr_get(const mrt_op_ctx *ctx, const char *name, mrt_attr_type type, const mrt_attr **out)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, name);
+    *out = NULL;
+    if (!a) return MRT_STATUS_OK;
+    if (a->type != type)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute '%s' has type %s, expected %s", name,
+                           mrt_attr_type_name(a->type), mrt_attr_type_name(type));
+    *out = a;
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_op_fail(const mrt_op_ctx *ctx, mrt_status status, const char *fmt, ...)
+{
+    char msg[3072];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const mrt_node *n = ctx->node;
+    return mrt_fail(status, "node '%s' (%s%s%s): %s", n->name, n->domain, n->domain[0] ? "::" : "", n->op_type, msg);
+}
+
+/* ------------------------------------------------------------------ shapes */
+
+mrt_status mrt_broadcast_shapes(const mrt_op_ctx *ctx, int ra, const int64_t *a, int rb, const int64_t *b,
+                                int *rank, int64_t *shape)
+{
+    int r = ra > rb ? ra : rb;
+    int64_t out[MRT_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        int64_t da = i < r - ra ? 1 : a[i - (r - ra)];
+        int64_t db = i < r - rb ? 1 : b[i - (r - rb)];
+        if (da == db || db == 1) {
+            out[i] = da;
+        } else if (da == 1) {
+            out[i] = db;
+        } else {
+            char sa[256], sb[256];
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "shapes %s and %s cannot be broadcast together",
+                               mrt_shape_describe(ra, a, sa, sizeof sa), mrt_shape_describe(rb, b, sb, sizeof sb));
+        }
+    }
+    *rank = r;
+    memcpy(shape, out, (size_t)r * sizeof(int64_t));
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_normalize_axis(const mrt_op_ctx *ctx, const char *what, int64_t axis, int rank, int *out)
+{
+    if (axis < -(int64_t)rank || axis >= rank)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "%s %lld is out of range for rank %d", what,
+                           (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_tensor_read_ints(const mrt_op_ctx *ctx, const char *what, const mrt_tensor *t, int64_t *vals,
+                                int64_t n_max, int64_t *n)
+{
+    if (!t || !t->data) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "%s has no data", what);
+    if (t->dtype != MRT_DTYPE_INT64 && t->dtype != MRT_DTYPE_INT32)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "%s must be int32 or int64, got %s", what,
+                           mrt_dtype_name(t->dtype));
+    if (t->rank > 1) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "%s must be 1-D, got rank %d", what, t->rank);
+    int64_t count = mrt_tensor_numel(t);
+    if (count > n_max)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "%s has %lld values, at most %lld allowed", what,
+                           (long long)count, (long long)n_max);
+    for (int64_t i = 0; i < count; i++)
+        vals[i] = t->dtype == MRT_DTYPE_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+    *n = count;
+    return MRT_STATUS_OK;
+}
+
+void mrt_shape_strides(int rank, const int64_t *shape, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i];
+    }
+}

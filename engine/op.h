@@ -1,0 +1,105 @@
+/* The contract between the engine and operator code (opdefs in engine/opdef/, kernels in ops_cpu/,
+ * ops_cuda/ and plugins).
+ *
+ * One context type serves both phases of a node:
+ *  - infer (opdef, device-independent): validate attributes and input types/shapes, then declare each
+ *    output with mrt_output_set(). Called at plan time, where an input's `data` is non-NULL only when its
+ *    value is a constant (initializer, Constant, or folded). An infer that needs data it does not have
+ *    calls `return mrt_infer_dynamic(ctx);`; the engine then calls infer again at run time with every
+ *    input's data available. If it still cannot size an output there (NonZero, Unique...), it calls
+ *    mrt_infer_dynamic() again and the kernel allocates that output itself with mrt_output_alloc().
+ *  - run (kernel, per device): outputs declared by infer arrive allocated (`data` set); compute them.
+ *
+ * Errors: `return mrt_op_fail(ctx, MRT_STATUS_..., "fmt", ...)` prefixes the node name and op type.
+ */
+#pragma once
+
+#include <stdarg.h>
+
+#include "engine/dtype.h"
+#include "engine/graph.h"
+#include "engine/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mrt_op_ctx mrt_op_ctx;
+typedef mrt_status (*mrt_infer_fn)(mrt_op_ctx *ctx);
+typedef mrt_status (*mrt_run_fn)(mrt_op_ctx *ctx);
+
+struct mrt_exec; /* engine-private: session/plan state for subgraphs and allocation */
+
+struct mrt_op_ctx {
+    const mrt_node *node;
+    const mrt_model *model;      /* for opsets and functions */
+    int64_t opset;               /* the model's opset for node->domain */
+    int n_inputs;
+    const mrt_value **inputs;    /* NULL entries for omitted optional inputs */
+    int n_outputs;
+    mrt_value **outputs;         /* NULL entries for omitted optional outputs */
+    int n_threads;
+    bool planning;               /* true during plan-time infer/folding */
+    bool dynamic;                /* set by mrt_infer_dynamic() */
+    struct mrt_exec *exec;       /* engine-private */
+};
+
+/* ---- inputs and outputs */
+
+/* Input tensor i, or NULL when omitted (or beyond n_inputs) or not a tensor. */
+const mrt_tensor *mrt_input(const mrt_op_ctx *ctx, int i);
+/* Output tensor i, or NULL when the output is omitted. */
+mrt_tensor *mrt_output(mrt_op_ctx *ctx, int i);
+/* In infer: declare output i (ignored when that output is omitted). */
+mrt_status mrt_output_set(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int rank, const int64_t *shape);
+/* In infer: declare output i as a sequence of `dtype` tensors, or as an optional/none. */
+mrt_status mrt_output_set_sequence(mrt_op_ctx *ctx, int i, mrt_dtype dtype);
+mrt_status mrt_output_set_none(mrt_op_ctx *ctx, int i);
+/* In infer: outputs can't be sized yet (see above). Returns OK. */
+mrt_status mrt_infer_dynamic(mrt_op_ctx *ctx);
+/* In run, for outputs infer left dynamic: allocate output i (zeroed, owned by the engine). */
+mrt_status mrt_output_alloc(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int rank, const int64_t *shape,
+                            mrt_tensor **out);
+/* In run: set output i to a sequence of n tensors; the engine takes ownership of items (each item's
+   data from mrt_tensor_alloc, the array from malloc). */
+mrt_status mrt_output_take_sequence(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int64_t n, mrt_tensor *items);
+
+/* ---- attributes (by name; defaults when absent; type mismatches are reported by the _checked forms) */
+
+int64_t mrt_attr_int(const mrt_op_ctx *ctx, const char *name, int64_t def);
+float mrt_attr_float(const mrt_op_ctx *ctx, const char *name, float def);
+const char *mrt_attr_string(const mrt_op_ctx *ctx, const char *name, const char *def);
+/* List attributes: *n = 0 and *v = NULL when absent. Returns true when present. */
+bool mrt_attr_ints(const mrt_op_ctx *ctx, const char *name, const int64_t **v, int64_t *n);
+bool mrt_attr_floats(const mrt_op_ctx *ctx, const char *name, const float **v, int64_t *n);
+/* Typed access that fails (INVALID_MODEL, naming the node) when the attribute has another type. */
+mrt_status mrt_attr_get(const mrt_op_ctx *ctx, const char *name, mrt_attr_type type, const mrt_attr **out);
+
+/* ---- errors */
+
+mrt_status mrt_op_fail(const mrt_op_ctx *ctx, mrt_status status, const char *fmt, ...) MRT_PRINTF(3, 4);
+
+/* ---- shape helpers */
+
+/* numpy broadcasting of two shapes; fails naming both shapes when incompatible. */
+mrt_status mrt_broadcast_shapes(const mrt_op_ctx *ctx, int ra, const int64_t *a, int rb, const int64_t *b,
+                                int *rank, int64_t *shape);
+/* Normalise a possibly negative axis into [0, rank); fails naming the attribute when out of range. */
+mrt_status mrt_normalize_axis(const mrt_op_ctx *ctx, const char *what, int64_t axis, int rank, int *out);
+/* Read an int32/int64 1-D (or scalar) tensor into int64 values (max n_max); fails on other dtypes. */
+mrt_status mrt_tensor_read_ints(const mrt_op_ctx *ctx, const char *what, const mrt_tensor *t, int64_t *vals,
+                                int64_t n_max, int64_t *n);
+/* Row-major strides (in elements) of a shape. */
+void mrt_shape_strides(int rank, const int64_t *shape, int64_t *strides);
+
+/* ---- subgraphs (If/Loop/Scan) */
+
+/* Run `body` (an attribute graph of ctx->node) with the given input values; outputs are copied into
+   `outputs` (n_outputs of them, owned by the caller: release with mrt_value_release). Outer-scope values
+   visible to ctx->node are visible to the body. */
+mrt_status mrt_op_run_subgraph(mrt_op_ctx *ctx, const mrt_graph *body, int n_inputs, const mrt_value *inputs,
+                               int n_outputs, mrt_value *outputs);
+
+#ifdef __cplusplus
+}
+#endif

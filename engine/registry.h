@@ -1,0 +1,76 @@
+/* The operator table. Two levels, both keyed by (domain, op_type, since_version):
+ *  - opdefs (engine/opdef/<family>.c): arity and infer (attribute checks, output dtypes and shapes);
+ *  - kernels, one table per device (ops_cpu/cpu_kernels.c, ops_cuda/cuda_kernels.c): run.
+ * For a model importing opset V of a domain, the row used is the one with the highest since_version <= V.
+ * Built-in tables are static data; plugins add rows at run time through mrt_registry_add_*. */
+#pragma once
+
+#include "engine/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    MRT_OPDEF_NO_FOLD = 1u << 0,     /* never constant-fold (random ops) */
+    MRT_OPDEF_HAS_SUBGRAPH = 1u << 1 /* If/Loop/Scan: outputs are computed by running attribute graphs */
+};
+
+typedef struct mrt_opdef {
+    const char *domain;      /* "" = ai.onnx */
+    const char *op_type;
+    int since_version;
+    int min_inputs, max_inputs;   /* max_inputs -1 = variadic */
+    int min_outputs, max_outputs; /* max_outputs -1 = variadic */
+    mrt_infer_fn infer;
+    unsigned flags;
+} mrt_opdef;
+
+typedef enum mrt_device_kind { MRT_DEVICE_CPU = 0, MRT_DEVICE_CUDA = 1, MRT_DEVICE_COUNT_ } mrt_device_kind;
+
+typedef struct mrt_kernel {
+    const char *domain;
+    const char *op_type;
+    int since_version;
+    mrt_run_fn run;
+    /* Optional: false (with a reason) when this kernel can't handle the node's dtypes/attributes. */
+    bool (*supports)(const mrt_op_ctx *ctx, char *why, size_t why_len);
+} mrt_kernel;
+
+/* Static tables: each family file defines `const mrt_opdef mrt_opdefs_<family>[]` / `const mrt_kernel
+   mrt_cpu_kernels_<family>[]` ending with a zeroed row; the lists of families are in engine/opdef/opdefs.c
+   and ops_cpu/cpu_kernels.c. */
+typedef struct mrt_opdef_table { const mrt_opdef *rows; } mrt_opdef_table;
+typedef struct mrt_kernel_table { const mrt_kernel *rows; } mrt_kernel_table;
+
+extern const mrt_opdef_table mrt_builtin_opdefs[];    /* NULL-terminated list of tables */
+extern const mrt_kernel_table mrt_cpu_kernel_tables[]; /* NULL-terminated list of tables */
+
+typedef struct mrt_registry mrt_registry;
+
+/* The registry holds the built-in tables plus rows added by plugins (and the plugin handles). */
+mrt_status mrt_registry_new(mrt_registry **out);
+void mrt_registry_free(mrt_registry *r);
+/* The process-wide registry used by sessions that don't name one. */
+mrt_registry *mrt_registry_default(void);
+
+/* Plugin rows. Adding a row whose (domain, op, since_version) already exists fails unless replace. */
+mrt_status mrt_registry_add_opdef(mrt_registry *r, const mrt_opdef *def, bool replace);
+mrt_status mrt_registry_add_kernel(mrt_registry *r, mrt_device_kind dev, const mrt_kernel *k, bool replace);
+
+/* Resolution for a model opset: NULL when none. */
+const mrt_opdef *mrt_registry_find_opdef(const mrt_registry *r, const char *domain, const char *op_type,
+                                         int64_t opset);
+const mrt_kernel *mrt_registry_find_kernel(const mrt_registry *r, mrt_device_kind dev, const char *domain,
+                                           const char *op_type, int64_t opset);
+
+/* Iterate over all opdef rows (built-in then plugin). Returns false when i is past the end. */
+bool mrt_registry_opdef_at(const mrt_registry *r, size_t i, const mrt_opdef **out);
+/* All since_versions registered for (domain, op) in ascending order; returns the count (<= max). */
+int mrt_registry_versions(const mrt_registry *r, const char *domain, const char *op_type, int *versions, int max);
+bool mrt_registry_has_kernel_row(const mrt_registry *r, mrt_device_kind dev, const char *domain,
+                                 const char *op_type, int since_version);
+
+#ifdef __cplusplus
+}
+#endif

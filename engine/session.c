@@ -1,0 +1,760 @@
+/* Sessions: binding inputs, planning a graph (topological order, kernel resolution, shape inference,
+ * constant folding, storage) and running it. The same machinery runs subgraphs for If/Loop/Scan. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/exec.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+mrt_session_options mrt_session_options_default(void)
+{
+    mrt_session_options o;
+    memset(&o, 0, sizeof o);
+    o.device = "cpu";
+    return o;
+}
+
+/* ------------------------------------------------------------------ exec lifetime */
+
+static void release_value(mrt_exec *e, int vi)
+{
+    if (e->alloc[vi] != MRT_ALLOC_BORROWED) mrt_value_release(&e->vals[vi]);
+    memset(&e->vals[vi], 0, sizeof e->vals[vi]);
+    e->alloc[vi] = MRT_ALLOC_BORROWED;
+}
+
+static void release_run_values(mrt_exec *e)
+{
+    for (int i = 0; i < e->graph->n_values; i++)
+        if (e->alloc[i] == MRT_ALLOC_RUN) release_value(e, i);
+}
+
+static void release_plan(mrt_exec *e)
+{
+    for (int i = 0; i < e->graph->n_values; i++) release_value(e, i);
+    memset(e->state, 0, (size_t)e->graph->n_values);
+    free(e->steps);
+    e->steps = NULL;
+    e->n_steps = 0;
+    free(e->arena);
+    e->arena = NULL;
+    e->arena_bytes = 0;
+    e->planned = false;
+}
+
+mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mrt_exec **out)
+{
+    mrt_exec *e = calloc(1, sizeof *e);
+    if (!e) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (exec)");
+    e->session = s;
+    e->model = s->model;
+    e->graph = g;
+    e->parent = parent;
+    size_t n = (size_t)(g->n_values ? g->n_values : 1);
+    e->vals = calloc(n, sizeof *e->vals);
+    e->state = calloc(n, 1);
+    e->alloc = calloc(n, 1);
+    if (!e->vals || !e->state || !e->alloc) {
+        mrt_exec_free(e);
+        return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (exec values)");
+    }
+    *out = e;
+    return MRT_STATUS_OK;
+}
+
+void mrt_exec_free(mrt_exec *e)
+{
+    if (!e) return;
+    if (e->vals) release_plan(e);
+    free(e->vals);
+    free(e->state);
+    free(e->alloc);
+    free(e->order);
+    free(e->sig);
+    free(e);
+}
+
+/* ------------------------------------------------------------------ topological order */
+
+/* Values of `target` referenced from inside the subgraphs of `n` (implicit inputs of If/Loop/Scan). */
+static mrt_status collect_outer_refs(const mrt_graph *sub, const mrt_graph *target, int **list, int *n, int *cap)
+{
+    for (int i = 0; i < sub->n_values; i++) {
+        if (!sub->values[i].is_outer) continue;
+        int idx = mrt_graph_find_value(target, sub->values[i].name);
+        if (idx < 0) continue;
+        if (*n == *cap) {
+            int nc = *cap ? *cap * 2 : 8;
+            int *nl = realloc(*list, (size_t)nc * sizeof(int));
+            if (!nl) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (outer refs)");
+            *list = nl;
+            *cap = nc;
+        }
+        (*list)[(*n)++] = idx;
+    }
+    for (int k = 0; k < sub->n_nodes; k++) {
+        const mrt_node *nd = &sub->nodes[k];
+        for (int a = 0; a < nd->n_attrs; a++) {
+            const mrt_attr *at = &nd->attrs[a];
+            if (at->type == MRT_ATTR_GRAPH && at->g) MRT_TRY(collect_outer_refs(at->g, target, list, n, cap));
+            if (at->type == MRT_ATTR_GRAPHS)
+                for (int64_t j = 0; j < at->n; j++) MRT_TRY(collect_outer_refs(at->graphs[j], target, list, n, cap));
+        }
+    }
+    return MRT_STATUS_OK;
+}
+
+static bool value_is_source(const mrt_graph_value *v) { return v->is_input || v->initializer || v->is_outer; }
+
+static mrt_status topo_sort(mrt_exec *e)
+{
+    const mrt_graph *g = e->graph;
+    int nn = g->n_nodes;
+    mrt_status st = MRT_STATUS_OK;
+    free(e->order);
+    e->order = malloc((size_t)(nn ? nn : 1) * sizeof(int));
+    int *pending = calloc((size_t)(nn ? nn : 1), sizeof(int));        /* unmet deps per node */
+    int *cons_start = calloc((size_t)g->n_values + 1, sizeof(int));   /* CSR consumer lists */
+    int **deps = calloc((size_t)(nn ? nn : 1), sizeof(int *));
+    int *n_deps = calloc((size_t)(nn ? nn : 1), sizeof(int));
+    int *queue = malloc((size_t)(nn ? nn : 1) * sizeof(int));
+    int *cons = NULL;
+    if (!e->order || !pending || !cons_start || !deps || !n_deps || !queue) {
+        st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (topological sort)");
+        goto done;
+    }
+    for (int k = 0; k < nn; k++) {
+        const mrt_node *nd = &g->nodes[k];
+        int cap = 0;
+        for (int i = 0; i < nd->n_inputs; i++) {
+            if (nd->inputs[i] < 0) continue;
+            if (n_deps[k] == cap) {
+                cap = cap ? cap * 2 : 8;
+                int *nl = realloc(deps[k], (size_t)cap * sizeof(int));
+                if (!nl) {
+                    st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (topological sort)");
+                    goto done;
+                }
+                deps[k] = nl;
+            }
+            deps[k][n_deps[k]++] = nd->inputs[i];
+        }
+        for (int a = 0; a < nd->n_attrs; a++) {
+            const mrt_attr *at = &nd->attrs[a];
+            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &deps[k], &n_deps[k], &cap);
+            if (at->type == MRT_ATTR_GRAPHS)
+                for (int64_t j = 0; j < at->n && !st; j++)
+                    st = collect_outer_refs(at->graphs[j], g, &deps[k], &n_deps[k], &cap);
+            if (st) goto done;
+        }
+        for (int d = 0; d < n_deps[k]; d++) {
+            const mrt_graph_value *v = &g->values[deps[k][d]];
+            if (value_is_source(v)) continue;
+            if (v->producer < 0) {
+                st = mrt_fail(MRT_STATUS_INVALID_MODEL,
+                              "node '%s' (%s): input '%s' is not defined (no node produces it and it is not a graph "
+                              "input or initializer)",
+                              nd->name, nd->op_type, v->name);
+                goto done;
+            }
+            pending[k]++;
+            cons_start[deps[k][d] + 1]++;
+        }
+    }
+    for (int i = 0; i < g->n_values; i++) cons_start[i + 1] += cons_start[i];
+    cons = malloc((size_t)(cons_start[g->n_values] ? cons_start[g->n_values] : 1) * sizeof(int));
+    int *fill = calloc((size_t)g->n_values + 1, sizeof(int));
+    if (!cons || !fill) {
+        free(fill);
+        st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (topological sort)");
+        goto done;
+    }
+    for (int k = 0; k < nn; k++)
+        for (int d = 0; d < n_deps[k]; d++) {
+            int v = deps[k][d];
+            if (value_is_source(&g->values[v])) continue;
+            cons[cons_start[v] + fill[v]++] = k;
+        }
+    free(fill);
+    int head = 0, tail = 0, n_done = 0;
+    for (int k = 0; k < nn; k++)
+        if (!pending[k]) queue[tail++] = k;
+    while (head < tail) {
+        int k = queue[head++];
+        e->order[n_done++] = k;
+        const mrt_node *nd = &g->nodes[k];
+        for (int o = 0; o < nd->n_outputs; o++) {
+            int v = nd->outputs[o];
+            if (v < 0) continue;
+            for (int c = cons_start[v]; c < cons_start[v + 1]; c++)
+                if (--pending[cons[c]] == 0) queue[tail++] = cons[c];
+        }
+    }
+    if (n_done < nn) {
+        for (int k = 0; k < nn; k++)
+            if (pending[k]) {
+                st = mrt_fail(MRT_STATUS_INVALID_MODEL,
+                              "the graph has a cycle: node '%s' (%s) depends, through its inputs, on its own output",
+                              g->nodes[k].name, g->nodes[k].op_type);
+                break;
+            }
+    }
+done:
+    for (int k = 0; deps && k < nn; k++) free(deps[k]);
+    free(deps);
+    free(n_deps);
+    free(pending);
+    free(cons_start);
+    free(cons);
+    free(queue);
+    return st;
+}
+
+/* ------------------------------------------------------------------ kernel resolution */
+
+static mrt_status unknown_op_error(const mrt_exec *e, const mrt_node *nd, int64_t opset, bool has_opdef)
+{
+    int versions[64];
+    int nv = mrt_registry_versions(e->session->registry, nd->domain, nd->op_type, versions, 64);
+    char vs[512] = "none";
+    size_t pos = 0;
+    for (int i = 0; i < nv && pos < sizeof vs; i++)
+        pos += (size_t)snprintf(vs + pos, sizeof vs - pos, i ? ", %d" : "%d", versions[i]);
+    const char *dom = nd->domain[0] ? nd->domain : "ai.onnx";
+    if (has_opdef)
+        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
+                        "node '%s': op %s::%s (opset %lld) has no %s kernel (versions known: %s)", nd->name, dom,
+                        nd->op_type, (long long)opset, e->session->opt.device ? e->session->opt.device : "cpu", vs);
+    return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
+                    "node '%s': no kernel for domain '%s', op '%s', opset %lld (versions minirt has: %s; plugins "
+                    "loaded: %s). Custom ops can be added with a plugin (--plugin LIB.so), see docs/custom_ops.md",
+                    nd->name, dom, nd->op_type, (long long)opset, vs, "none");
+}
+
+static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
+{
+    int64_t opset = mrt_model_opset(e->model, nd->domain);
+    if (opset < 0) {
+        if (!nd->domain[0])
+            return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): the model imports no opset for the ONNX domain",
+                            nd->name, nd->op_type);
+        opset = INT64_MAX; /* custom domains exported without an opset import: take the newest version */
+    }
+    step->opset = opset;
+    step->def = mrt_registry_find_opdef(e->session->registry, nd->domain, nd->op_type, opset);
+    step->kernel = mrt_registry_find_kernel(e->session->registry, MRT_DEVICE_CPU, nd->domain, nd->op_type, opset);
+    if (!step->def || !step->kernel) return unknown_op_error(e, nd, opset, step->def != NULL);
+    const mrt_opdef *d = step->def;
+    if (nd->n_inputs < d->min_inputs || (d->max_inputs >= 0 && nd->n_inputs > d->max_inputs))
+        return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): has %d inputs, expected %d to %d", nd->name,
+                        nd->op_type, nd->n_inputs, d->min_inputs, d->max_inputs);
+    if (nd->n_outputs < d->min_outputs || (d->max_outputs >= 0 && nd->n_outputs > d->max_outputs))
+        return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): has %d outputs, expected %d to %d", nd->name,
+                        nd->op_type, nd->n_outputs, d->min_outputs, d->max_outputs);
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ node contexts */
+
+typedef struct ctx_buf {
+    const mrt_value **in;
+    mrt_value **out;
+    mrt_value *in_copy; /* plan-time views of inputs with data hidden when not constant */
+} ctx_buf;
+
+static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, mrt_op_ctx *ctx, ctx_buf *b)
+{
+    const mrt_node *nd = &e->graph->nodes[step->node];
+    size_t ni = (size_t)(nd->n_inputs ? nd->n_inputs : 1), no = (size_t)(nd->n_outputs ? nd->n_outputs : 1);
+    b->in = calloc(ni, sizeof *b->in);
+    b->out = calloc(no, sizeof *b->out);
+    b->in_copy = calloc(ni, sizeof *b->in_copy);
+    if (!b->in || !b->out || !b->in_copy) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (node context)");
+    for (int i = 0; i < nd->n_inputs; i++) {
+        int v = nd->inputs[i];
+        if (v < 0) continue;
+        b->in_copy[i] = e->vals[v];
+        if (planning && e->state[v] != MRT_VS_CONST) {
+            b->in_copy[i].tensor.data = NULL;
+            b->in_copy[i].items = NULL;
+        }
+        b->in[i] = &b->in_copy[i];
+    }
+    for (int i = 0; i < nd->n_outputs; i++) b->out[i] = nd->outputs[i] >= 0 ? &e->vals[nd->outputs[i]] : NULL;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->node = nd;
+    ctx->model = e->model;
+    ctx->opset = step->opset;
+    ctx->n_inputs = nd->n_inputs;
+    ctx->inputs = b->in;
+    ctx->n_outputs = nd->n_outputs;
+    ctx->outputs = b->out;
+    ctx->n_threads = e->session->n_threads;
+    ctx->planning = planning;
+    ctx->exec = e;
+    return MRT_STATUS_OK;
+}
+
+static void ctx_release(ctx_buf *b)
+{
+    free(b->in);
+    free(b->out);
+    free(b->in_copy);
+}
+
+/* Make sure the message names the node (kernels usually do already via mrt_op_fail). */
+static mrt_status node_error(const mrt_node *nd, mrt_status st)
+{
+    if (strncmp(mrt_last_error(), "node '", 6) != 0)
+        mrt_fail_prefix(st, "node '%s' (%s): ", nd->name, nd->op_type);
+    return st;
+}
+
+/* Allocate storage for every declared tensor output of a node; zero-filled (kernels may accumulate). */
+static mrt_status alloc_outputs(mrt_exec *e, const mrt_node *nd, mrt_alloc_kind kind)
+{
+    for (int i = 0; i < nd->n_outputs; i++) {
+        int v = nd->outputs[i];
+        if (v < 0 || e->vals[v].kind != MRT_VALUE_TENSOR) continue;
+        mrt_tensor shape = e->vals[v].tensor;
+        mrt_status st = mrt_tensor_alloc(&e->vals[v].tensor, shape.dtype, shape.rank, shape.shape);
+        if (st) return node_error(nd, st);
+        e->alloc[v] = (uint8_t)kind;
+    }
+    return MRT_STATUS_OK;
+}
+
+static mrt_status check_outputs_produced(mrt_exec *e, const mrt_node *nd)
+{
+    for (int i = 0; i < nd->n_outputs; i++) {
+        int v = nd->outputs[i];
+        if (v < 0) continue;
+        const mrt_value *val = &e->vals[v];
+        if (val->kind == MRT_VALUE_TENSOR && !val->tensor.data)
+            return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED, "node '%s' (%s): the kernel did not produce output %d ('%s')",
+                            nd->name, nd->op_type, i, e->graph->values[v].name);
+    }
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ planning */
+
+static const mrt_value *find_outer_value(const mrt_exec *e, const char *name, uint8_t *state)
+{
+    for (const mrt_exec *p = e->parent; p; p = p->parent) {
+        int idx = mrt_graph_find_value(p->graph, name);
+        if (idx >= 0 && p->state[idx] != MRT_VS_UNSET) {
+            *state = p->state[idx] == MRT_VS_CONST ? MRT_VS_CONST : MRT_VS_SHAPED;
+            return &p->vals[idx];
+        }
+    }
+    return NULL;
+}
+
+static bool foldable(const mrt_exec *e, const mrt_step *step)
+{
+    if (e->session->opt.no_fold || (step->def->flags & (MRT_OPDEF_NO_FOLD | MRT_OPDEF_HAS_SUBGRAPH))) return false;
+    const mrt_node *nd = &e->graph->nodes[step->node];
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] >= 0 && e->state[nd->inputs[i]] != MRT_VS_CONST) return false;
+    return true;
+}
+
+static mrt_status plan_node(mrt_exec *e, mrt_step *step)
+{
+    const mrt_node *nd = &e->graph->nodes[step->node];
+    MRT_TRY(resolve(e, nd, step));
+    bool any_dynamic = false;
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] >= 0 && e->state[nd->inputs[i]] == MRT_VS_DYNAMIC) any_dynamic = true;
+    if (any_dynamic) {
+        step->dynamic = true;
+    } else {
+        mrt_op_ctx ctx;
+        ctx_buf b;
+        mrt_status st = ctx_prepare(e, step, true, &ctx, &b);
+        for (int i = 0; !st && i < nd->n_outputs; i++)
+            if (b.out[i]) memset(b.out[i], 0, sizeof *b.out[i]);
+        if (!st) st = step->def->infer(&ctx);
+        if (st) {
+            ctx_release(&b);
+            return node_error(nd, st);
+        }
+        step->dynamic = ctx.dynamic;
+        if (!step->dynamic && foldable(e, step)) {
+            st = alloc_outputs(e, nd, MRT_ALLOC_PLAN);
+            if (!st) {
+                ctx.planning = true;
+                /* the kernel sees real data: every input is constant */
+                for (int i = 0; i < nd->n_inputs; i++)
+                    if (nd->inputs[i] >= 0) b.in_copy[i] = e->vals[nd->inputs[i]];
+                st = step->kernel->run(&ctx);
+            }
+            if (!st) st = check_outputs_produced(e, nd);
+            ctx_release(&b);
+            if (st) return node_error(nd, st);
+            step->folded = true;
+            for (int i = 0; i < nd->n_outputs; i++)
+                if (nd->outputs[i] >= 0) e->state[nd->outputs[i]] = MRT_VS_CONST;
+            return MRT_STATUS_OK;
+        }
+        ctx_release(&b);
+    }
+    for (int i = 0; i < nd->n_outputs; i++) {
+        int v = nd->outputs[i];
+        if (v < 0) continue;
+        bool seq = e->vals[v].kind != MRT_VALUE_TENSOR;
+        e->state[v] = step->dynamic || seq ? MRT_VS_DYNAMIC : MRT_VS_SHAPED;
+    }
+    return MRT_STATUS_OK;
+}
+
+/* Storage for values whose shapes are known at plan time. */
+static mrt_status plan_storage(mrt_exec *e)
+{
+    const mrt_graph *g = e->graph;
+    size_t naive = 0;
+    for (int s = 0; s < e->n_steps; s++) {
+        const mrt_step *step = &e->steps[s];
+        if (step->folded || step->dynamic) continue;
+        const mrt_node *nd = &g->nodes[step->node];
+        for (int i = 0; i < nd->n_outputs; i++) {
+            int v = nd->outputs[i];
+            if (v >= 0 && e->state[v] == MRT_VS_SHAPED) naive += mrt_tensor_nbytes(&e->vals[v].tensor);
+        }
+        MRT_TRY(alloc_outputs(e, nd, MRT_ALLOC_PLAN));
+    }
+    e->naive_bytes = naive;
+    return MRT_STATUS_OK;
+}
+
+static mrt_status plan(mrt_exec *e)
+{
+    double t0 = now_ms();
+    const mrt_graph *g = e->graph;
+    MRT_TRY(topo_sort(e));
+    e->steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->steps);
+    if (!e->steps) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    e->n_steps = g->n_nodes;
+    for (int s = 0; s < g->n_nodes; s++) {
+        e->steps[s].node = e->order[s];
+        MRT_TRY(plan_node(e, &e->steps[s]));
+    }
+    MRT_TRY(plan_storage(e));
+    e->nodes_before = g->n_nodes;
+    e->nodes_after = 0;
+    for (int s = 0; s < e->n_steps; s++) e->nodes_after += !e->steps[s].folded;
+    e->plan_ms = now_ms() - t0;
+    e->planned = true;
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ binding */
+
+static mrt_status check_input_type(const mrt_graph_value *gv, const mrt_value *v)
+{
+    const mrt_type_info *t = &gv->type;
+    char want[256], got[256];
+    if (t->kind == MRT_TYPE_TENSOR && v->kind != MRT_VALUE_TENSOR)
+        return mrt_fail(MRT_STATUS_INVALID_ARG, "input '%s': expected a tensor", gv->name);
+    if (v->kind != MRT_VALUE_TENSOR || t->kind != MRT_TYPE_TENSOR) return MRT_STATUS_OK;
+    const mrt_tensor *x = &v->tensor;
+    bool ok = t->elem_type == MRT_DTYPE_UNDEFINED || t->elem_type == x->dtype;
+    if (ok && t->rank >= 0) {
+        ok = t->rank == x->rank;
+        for (int i = 0; ok && i < t->rank; i++) ok = t->dims[i] < 0 || t->dims[i] == x->shape[i];
+    }
+    if (ok) return MRT_STATUS_OK;
+    size_t pos = (size_t)snprintf(want, sizeof want, "%s", mrt_dtype_name(t->elem_type));
+    if (t->rank >= 0) {
+        pos += (size_t)snprintf(want + pos, sizeof want - pos, "[");
+        for (int i = 0; i < t->rank && pos < sizeof want; i++) {
+            if (t->dims[i] >= 0)
+                pos += (size_t)snprintf(want + pos, sizeof want - pos, i ? ",%lld" : "%lld", (long long)t->dims[i]);
+            else
+                pos += (size_t)snprintf(want + pos, sizeof want - pos, i ? ",%s" : "%s",
+                                        t->dim_params[i] ? t->dim_params[i] : "?");
+        }
+        if (pos < sizeof want) snprintf(want + pos, sizeof want - pos, "]");
+    }
+    return mrt_fail(MRT_STATUS_INVALID_ARG, "input '%s': the model expects %s, got %s", gv->name, want,
+                    mrt_tensor_describe(x, got, sizeof got));
+}
+
+static mrt_status sig_push(int64_t **sig, size_t *len, size_t *cap, int64_t v)
+{
+    if (*len == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        int64_t *ns = realloc(*sig, nc * sizeof(int64_t));
+        if (!ns) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan signature)");
+        *sig = ns;
+        *cap = nc;
+    }
+    (*sig)[(*len)++] = v;
+    return MRT_STATUS_OK;
+}
+
+static mrt_status sig_value(int64_t **sig, size_t *len, size_t *cap, const mrt_value *v, int64_t state)
+{
+    MRT_TRY(sig_push(sig, len, cap, state));
+    MRT_TRY(sig_push(sig, len, cap, v->kind));
+    if (v->kind != MRT_VALUE_TENSOR) return MRT_STATUS_OK;
+    MRT_TRY(sig_push(sig, len, cap, v->tensor.dtype));
+    MRT_TRY(sig_push(sig, len, cap, v->tensor.rank));
+    for (int d = 0; d < v->tensor.rank; d++) MRT_TRY(sig_push(sig, len, cap, v->tensor.shape[d]));
+    /* constants feed folding: their data is part of the key */
+    if (state == MRT_VS_CONST) MRT_TRY(sig_push(sig, len, cap, (int64_t)(intptr_t)v->tensor.data));
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
+{
+    const mrt_graph *g = e->graph;
+    release_run_values(e);
+
+    /* The plan depends on the inputs' types and shapes (and on outer values for subgraphs). */
+    int64_t *sig = NULL;
+    size_t sig_len = 0, sig_cap = 0;
+    mrt_status st = MRT_STATUS_OK;
+    for (int i = 0; i < g->n_inputs && !st; i++) {
+        const mrt_graph_value *gv = &g->values[g->inputs[i]];
+        const mrt_value *v = &inputs[i];
+        if (v->kind == MRT_VALUE_NONE && !v->is_optional) {
+            if (!gv->initializer)
+                st = mrt_fail(MRT_STATUS_INVALID_ARG, "input '%s' was not given a value", gv->name);
+            else
+                st = sig_push(&sig, &sig_len, &sig_cap, -1);
+            continue;
+        }
+        if (top_level) st = check_input_type(gv, v);
+        if (!st) st = sig_value(&sig, &sig_len, &sig_cap, v, MRT_VS_SHAPED);
+    }
+    for (int i = 0; i < g->n_values && !st; i++) {
+        if (!g->values[i].is_outer) continue;
+        uint8_t ostate;
+        const mrt_value *ov = find_outer_value(e, g->values[i].name, &ostate);
+        if (!ov) {
+            st = mrt_fail(MRT_STATUS_INVALID_MODEL, "subgraph '%s': value '%s' is not defined in any enclosing graph",
+                          g->name, g->values[i].name);
+            break;
+        }
+        st = sig_value(&sig, &sig_len, &sig_cap, ov, ostate);
+    }
+    if (st) {
+        free(sig);
+        return st;
+    }
+    bool same = e->planned && sig_len == e->sig_len && (!sig_len || memcmp(sig, e->sig, sig_len * sizeof *sig) == 0);
+    if (!same) {
+        release_plan(e);
+        free(e->sig);
+        e->sig = sig;
+        e->sig_len = sig_len;
+    } else {
+        free(sig);
+    }
+
+    /* Bind sources: initializers, inputs and outer values (all borrowed). */
+    for (int i = 0; i < g->n_values; i++) {
+        const mrt_graph_value *gv = &g->values[i];
+        if (gv->initializer && !gv->is_input && !same) {
+            e->vals[i] = mrt_value_from_tensor(*gv->initializer);
+            e->state[i] = MRT_VS_CONST;
+        }
+        if (gv->is_outer) {
+            uint8_t ostate;
+            e->vals[i] = *find_outer_value(e, gv->name, &ostate);
+            e->state[i] = ostate;
+            e->alloc[i] = MRT_ALLOC_BORROWED;
+        }
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        int vi = g->inputs[i];
+        const mrt_graph_value *gv = &g->values[vi];
+        if (inputs[i].kind == MRT_VALUE_NONE && !inputs[i].is_optional) {
+            e->vals[vi] = mrt_value_from_tensor(*gv->initializer);
+            e->state[vi] = MRT_VS_CONST;
+        } else {
+            e->vals[vi] = inputs[i];
+            e->state[vi] = MRT_VS_SHAPED;
+        }
+        e->alloc[vi] = MRT_ALLOC_BORROWED;
+    }
+    if (!same) {
+        st = plan(e);
+        if (st) {
+            release_plan(e);
+            return st;
+        }
+    }
+
+    const mrt_session_options *opt = &e->session->opt;
+    for (int s = 0; s < e->n_steps; s++) {
+        const mrt_step *step = &e->steps[s];
+        const mrt_node *nd = &g->nodes[step->node];
+        if (!step->folded) {
+            mrt_op_ctx ctx;
+            ctx_buf b;
+            st = ctx_prepare(e, step, false, &ctx, &b);
+            if (!st && step->dynamic) {
+                for (int i = 0; i < nd->n_outputs; i++)
+                    if (nd->outputs[i] >= 0) release_value(e, nd->outputs[i]);
+                st = step->def->infer(&ctx);
+                if (!st && !ctx.dynamic) st = alloc_outputs(e, nd, MRT_ALLOC_RUN);
+            } else if (!st) {
+                for (int i = 0; i < nd->n_outputs; i++) {
+                    int v = nd->outputs[i];
+                    if (v >= 0 && e->vals[v].kind == MRT_VALUE_TENSOR && e->vals[v].tensor.data)
+                        memset(e->vals[v].tensor.data, 0, mrt_tensor_nbytes(&e->vals[v].tensor));
+                }
+            }
+            if (!st) st = step->kernel->run(&ctx);
+            if (!st) st = check_outputs_produced(e, nd);
+            ctx_release(&b);
+            if (st) return node_error(nd, st);
+        }
+        if (top_level && opt->on_node) {
+            const char *names[64];
+            const mrt_value *vals[64];
+            int n = nd->n_outputs < 64 ? nd->n_outputs : 64, k = 0;
+            for (int i = 0; i < n; i++) {
+                if (nd->outputs[i] < 0) continue;
+                names[k] = g->values[nd->outputs[i]].name;
+                vals[k++] = &e->vals[nd->outputs[i]];
+            }
+            st = opt->on_node(opt->on_node_user, nd, k, names, vals);
+            if (st) return st;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        int v = g->outputs[i];
+        if (e->state[v] == MRT_VS_UNSET && !g->values[v].is_outer)
+            return mrt_fail(MRT_STATUS_INVALID_MODEL, "graph output '%s' is not produced by any node", g->values[v].name);
+    }
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ subgraphs */
+
+mrt_status mrt_op_run_subgraph(mrt_op_ctx *ctx, const mrt_graph *body, int n_inputs, const mrt_value *inputs,
+                               int n_outputs, mrt_value *outputs)
+{
+    mrt_exec *parent = ctx->exec;
+    if (n_inputs != body->n_inputs)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "subgraph '%s' takes %d inputs, given %d", body->name,
+                           body->n_inputs, n_inputs);
+    if (n_outputs > body->n_outputs)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "subgraph '%s' has %d outputs, %d expected", body->name,
+                           body->n_outputs, n_outputs);
+    mrt_exec *child;
+    MRT_TRY(mrt_exec_new(parent->session, body, parent, &child));
+    mrt_status st = mrt_exec_run(child, inputs, false);
+    for (int i = 0; i < n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
+    for (int i = 0; !st && i < n_outputs; i++) {
+        const mrt_value *v = &child->vals[body->outputs[i]];
+        outputs[i].kind = v->kind;
+        outputs[i].is_optional = v->is_optional;
+        if (v->kind == MRT_VALUE_TENSOR) {
+            st = mrt_tensor_copy(&outputs[i].tensor, &v->tensor);
+        } else if (v->kind == MRT_VALUE_SEQUENCE) {
+            outputs[i].seq_dtype = v->seq_dtype;
+            outputs[i].items = calloc((size_t)(v->n_items ? v->n_items : 1), sizeof(mrt_tensor));
+            if (!outputs[i].items) st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (subgraph output)");
+            for (int64_t k = 0; !st && k < v->n_items; k++) {
+                st = mrt_tensor_copy(&outputs[i].items[k], &v->items[k]);
+                if (!st) outputs[i].n_items = k + 1;
+            }
+        }
+    }
+    if (st) {
+        for (int i = 0; i < n_outputs; i++) mrt_value_release(&outputs[i]);
+        if (strncmp(mrt_last_error(), "node '", 6) == 0)
+            mrt_fail_prefix(st, "in subgraph '%s' of node '%s': ", body->name, ctx->node->name);
+    }
+    mrt_exec_free(child);
+    return st;
+}
+
+/* ------------------------------------------------------------------ sessions */
+
+mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *opt, mrt_session **out)
+{
+    *out = NULL;
+    if (!model || !model->graph) return mrt_fail(MRT_STATUS_INVALID_ARG, "no model");
+    mrt_session *s = calloc(1, sizeof *s);
+    if (!s) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (session)");
+    s->model = model;
+    s->opt = opt ? *opt : mrt_session_options_default();
+    if (!s->opt.device) s->opt.device = "cpu";
+    if (strcmp(s->opt.device, "cpu") != 0) {
+        free(s);
+        if (strcmp(opt->device, "cuda") == 0)
+            return mrt_fail(MRT_STATUS_DEVICE_ERROR, "the CUDA device is not available in this build yet");
+        return mrt_fail(MRT_STATUS_INVALID_ARG, "unknown device '%s' (expected cpu or cuda)", opt->device);
+    }
+    s->registry = mrt_registry_default();
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    s->n_threads = s->opt.n_threads > 0 ? s->opt.n_threads : (ncpu > 0 ? (int)ncpu : 1);
+    mrt_status st = mrt_exec_new(s, model->graph, NULL, &s->main);
+    if (st) {
+        free(s);
+        return st;
+    }
+    *out = s;
+    return MRT_STATUS_OK;
+}
+
+void mrt_session_free(mrt_session *s)
+{
+    if (!s) return;
+    mrt_exec_free(s->main);
+    free(s);
+}
+
+mrt_status mrt_session_run(mrt_session *s, int n_inputs, const char *const *names, const mrt_value *inputs)
+{
+    const mrt_graph *g = s->model->graph;
+    mrt_value *bound = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *bound);
+    if (!bound) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (inputs)");
+    mrt_status st = MRT_STATUS_OK;
+    for (int k = 0; k < n_inputs && !st; k++) {
+        int found = -1;
+        for (int i = 0; i < g->n_inputs; i++)
+            if (strcmp(g->values[g->inputs[i]].name, names[k]) == 0) found = i;
+        if (found < 0) {
+            char list[1024] = "";
+            size_t pos = 0;
+            for (int i = 0; i < g->n_inputs && pos < sizeof list; i++)
+                pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s'%s'", i ? ", " : "",
+                                        g->values[g->inputs[i]].name);
+            st = mrt_fail(MRT_STATUS_INVALID_ARG, "the model has no input '%s' (its inputs: %s)", names[k], list);
+        } else if (bound[found].kind != MRT_VALUE_NONE) {
+            st = mrt_fail(MRT_STATUS_INVALID_ARG, "input '%s' is given twice", names[k]);
+        } else {
+            bound[found] = inputs[k];
+            if (bound[found].kind == MRT_VALUE_NONE) bound[found].is_optional = true;
+        }
+    }
+    if (!st) st = mrt_exec_run(s->main, bound, true);
+    free(bound);
+    return st;
+}
+
+int mrt_session_n_outputs(const mrt_session *s) { return s->model->graph->n_outputs; }
+
+const char *mrt_session_output_name(const mrt_session *s, int i) { return mrt_model_output_name(s->model, i); }
+
+const mrt_value *mrt_session_output(const mrt_session *s, int i)
+{
+    if (i < 0 || i >= s->model->graph->n_outputs) return NULL;
+    return &s->main->vals[s->model->graph->outputs[i]];
+}

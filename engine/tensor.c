@@ -1,0 +1,143 @@
+/* Tensor and value storage helpers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/status.h"
+#include "minirt/minirt.h"
+
+int64_t mrt_tensor_numel(const mrt_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
+static size_t bytes_for(mrt_dtype dt, int64_t numel)
+{
+    int bits = mrt_dtype_bits(dt);
+    return (size_t)(((uint64_t)numel * (uint64_t)bits + 7) / 8);
+}
+
+size_t mrt_tensor_nbytes(const mrt_tensor *t) { return bytes_for(t->dtype, mrt_tensor_numel(t)); }
+
+mrt_status mrt_shape_numel(int rank, const int64_t *shape, int64_t *numel)
+{
+    if (rank < 0 || rank > MRT_MAX_RANK)
+        return mrt_fail(MRT_STATUS_INVALID_ARG, "rank %d is outside [0, %d]", rank, MRT_MAX_RANK);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0) return mrt_fail(MRT_STATUS_INVALID_ARG, "dimension %d is negative (%lld)", i, (long long)shape[i]);
+        if (shape[i] != 0 && n > INT64_MAX / shape[i]) {
+            char buf[256];
+            return mrt_fail(MRT_STATUS_INVALID_ARG, "shape %s has more than 2^63 elements",
+                            mrt_shape_describe(rank, shape, buf, sizeof buf));
+        }
+        n *= shape[i];
+    }
+    *numel = n;
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_shape_nbytes(mrt_dtype dt, int rank, const int64_t *shape, size_t *nbytes)
+{
+    int64_t n;
+    MRT_TRY(mrt_shape_numel(rank, shape, &n));
+    int bits = mrt_dtype_bits(dt);
+    if (bits == 0) return mrt_fail(MRT_STATUS_INVALID_ARG, "data type %d has no storage size", (int)dt);
+    if ((uint64_t)n > (uint64_t)(INT64_MAX / 2) / (uint64_t)bits || (uint64_t)n * (uint64_t)bits / 8 > SIZE_MAX / 2) {
+        char buf[256];
+        return mrt_fail(MRT_STATUS_INVALID_ARG, "%s%s is too large to address",
+                        mrt_dtype_name(dt), mrt_shape_describe(rank, shape, buf, sizeof buf));
+    }
+    *nbytes = bytes_for(dt, n);
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_tensor_alloc(mrt_tensor *t, mrt_dtype dt, int rank, const int64_t *shape)
+{
+    size_t nb;
+    memset(t, 0, sizeof(*t));
+    MRT_TRY(mrt_shape_nbytes(dt, rank, shape, &nb));
+    t->dtype = dt;
+    t->rank = rank;
+    if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof(int64_t));
+    t->data = calloc(nb ? nb : 1, 1);
+    if (!t->data) {
+        char buf[256];
+        return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory allocating %zu bytes for %s", nb,
+                        mrt_tensor_describe(t, buf, sizeof buf));
+    }
+    return MRT_STATUS_OK;
+}
+
+void mrt_tensor_release(mrt_tensor *t)
+{
+    if (!t || !t->data) return;
+    if (t->dtype == MRT_DTYPE_STRING) {
+        char **s = t->data;
+        int64_t n = mrt_tensor_numel(t);
+        for (int64_t i = 0; i < n; i++) free(s[i]);
+    }
+    free(t->data);
+    t->data = NULL;
+}
+
+mrt_status mrt_tensor_copy(mrt_tensor *dst, const mrt_tensor *src)
+{
+    MRT_TRY(mrt_tensor_alloc(dst, src->dtype, src->rank, src->shape));
+    if (src->dtype == MRT_DTYPE_STRING) {
+        char **d = dst->data, *const *s = src->data;
+        int64_t n = mrt_tensor_numel(src);
+        for (int64_t i = 0; i < n; i++) {
+            d[i] = strdup(s[i] ? s[i] : "");
+            if (!d[i]) {
+                mrt_tensor_release(dst);
+                return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory copying a string tensor");
+            }
+        }
+    } else if (src->data) {
+        memcpy(dst->data, src->data, mrt_tensor_nbytes(src));
+    }
+    return MRT_STATUS_OK;
+}
+
+const char *mrt_shape_describe(int rank, const int64_t *shape, char *buf, size_t len)
+{
+    size_t pos = 0;
+    if (len == 0) return buf;
+    buf[0] = '\0';
+    pos += (size_t)snprintf(buf + pos, len - pos, "[");
+    for (int i = 0; i < rank && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (pos < len) snprintf(buf + pos, len - pos, "]");
+    return buf;
+}
+
+const char *mrt_tensor_describe(const mrt_tensor *t, char *buf, size_t len)
+{
+    char sh[200];
+    snprintf(buf, len, "%s%s", mrt_dtype_name(t->dtype), mrt_shape_describe(t->rank, t->shape, sh, sizeof sh));
+    return buf;
+}
+
+mrt_value mrt_value_from_tensor(mrt_tensor t)
+{
+    mrt_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = MRT_VALUE_TENSOR;
+    v.tensor = t;
+    return v;
+}
+
+void mrt_value_release(mrt_value *v)
+{
+    if (!v) return;
+    if (v->kind == MRT_VALUE_TENSOR) mrt_tensor_release(&v->tensor);
+    if (v->kind == MRT_VALUE_SEQUENCE) {
+        for (int64_t i = 0; i < v->n_items; i++) mrt_tensor_release(&v->items[i]);
+        free(v->items);
+        v->items = NULL;
+        v->n_items = 0;
+    }
+}

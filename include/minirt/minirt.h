@@ -1,0 +1,209 @@
+/*
+ * minirt: a self-contained reference inference engine for ONNX models.
+ *
+ * Typical use:
+ *
+ *     mrt_model *model = NULL;
+ *     if (mrt_model_load("model.onnx", &model) != MRT_STATUS_OK) {
+ *         fprintf(stderr, "%s\n", mrt_last_error());
+ *         return 1;
+ *     }
+ *     mrt_session *s = NULL;
+ *     mrt_session_options opt = mrt_session_options_default();
+ *     mrt_session_new(model, &opt, &s);
+ *     mrt_value x = mrt_value_from_tensor(input_tensor);     // borrowed, not copied
+ *     const char *names[] = {"x"};
+ *     mrt_session_run(s, 1, names, &x);
+ *     const mrt_value *y = mrt_session_output(s, 0);         // valid until the next run
+ *     ...
+ *     mrt_session_free(s);
+ *     mrt_model_free(model);
+ *
+ * Conventions:
+ * - Every fallible function returns an mrt_status; results come back through out-parameters.
+ *   On failure, mrt_last_error() describes what went wrong (thread-local, overwritten by the next failure).
+ * - mrt_X_new / mrt_X_free pairs own heap objects; free(NULL) is a no-op.
+ * - Tensors are dense, row-major (C order) and describe borrowed storage unless said otherwise.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MRT_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum mrt_status {
+    MRT_STATUS_OK = 0,
+    MRT_STATUS_INVALID_ARG,     /* the caller passed something wrong (usage, input shape/dtype) */
+    MRT_STATUS_INVALID_MODEL,   /* the model bytes or graph are malformed or inconsistent */
+    MRT_STATUS_NOT_IMPLEMENTED, /* valid ONNX that minirt cannot run (no kernel, unsupported attr) */
+    MRT_STATUS_OUT_OF_MEMORY,
+    MRT_STATUS_DEVICE_ERROR,    /* CUDA/cuBLAS/cuDNN failure or no device */
+    MRT_STATUS_IO_ERROR,        /* a file could not be read or written */
+} mrt_status;
+
+/* The message of the last failure on this thread ("" if none). Borrowed; valid until the next failure. */
+const char *mrt_last_error(void);
+const char *mrt_status_name(mrt_status status);
+
+/* ------------------------------------------------------------------ dtypes */
+
+/* Values are ONNX's TensorProto.DataType numbers, so they map 1:1 to the wire format. */
+typedef enum mrt_dtype {
+    MRT_DTYPE_UNDEFINED = 0,
+    MRT_DTYPE_FLOAT = 1,
+    MRT_DTYPE_UINT8 = 2,
+    MRT_DTYPE_INT8 = 3,
+    MRT_DTYPE_UINT16 = 4,
+    MRT_DTYPE_INT16 = 5,
+    MRT_DTYPE_INT32 = 6,
+    MRT_DTYPE_INT64 = 7,
+    MRT_DTYPE_STRING = 8,
+    MRT_DTYPE_BOOL = 9,
+    MRT_DTYPE_FLOAT16 = 10,
+    MRT_DTYPE_DOUBLE = 11,
+    MRT_DTYPE_UINT32 = 12,
+    MRT_DTYPE_UINT64 = 13,
+    MRT_DTYPE_COMPLEX64 = 14,
+    MRT_DTYPE_COMPLEX128 = 15,
+    MRT_DTYPE_BFLOAT16 = 16,
+    MRT_DTYPE_FLOAT8E4M3FN = 17,
+    MRT_DTYPE_FLOAT8E4M3FNUZ = 18,
+    MRT_DTYPE_FLOAT8E5M2 = 19,
+    MRT_DTYPE_FLOAT8E5M2FNUZ = 20,
+    MRT_DTYPE_UINT4 = 21,
+    MRT_DTYPE_INT4 = 22,
+    MRT_DTYPE_FLOAT4E2M1 = 23,
+    MRT_DTYPE_FLOAT8E8M0 = 24,
+    MRT_DTYPE_UINT2 = 25,
+    MRT_DTYPE_INT2 = 26,
+    MRT_DTYPE_COUNT_ /* one past the last known id */
+} mrt_dtype;
+
+bool mrt_dtype_is_known(int dtype);
+/* Storage bits per element (1 byte = 8). Sub-byte types (int4, uint2, float4...) pack low nibble first. */
+int mrt_dtype_bits(mrt_dtype dtype);
+/* Lower-case ONNX-style name ("float", "int64", "bfloat16"...); "undefined" for unknown ids. */
+const char *mrt_dtype_name(mrt_dtype dtype);
+bool mrt_dtype_is_float(mrt_dtype dtype);   /* float16/bfloat16/float/double (and float8/4 types) */
+bool mrt_dtype_is_integer(mrt_dtype dtype); /* signed or unsigned integer types, not bool */
+
+/* ------------------------------------------------------------------ tensors */
+
+/* Highest rank minirt accepts; larger ranks are refused with a clear error. */
+#define MRT_MAX_RANK 16
+
+typedef struct mrt_tensor {
+    mrt_dtype dtype;
+    int rank;
+    int64_t shape[MRT_MAX_RANK];
+    /* Dense row-major elements. STRING tensors hold `char *[numel]`, each NUL-terminated. */
+    void *data;
+} mrt_tensor;
+
+/* Number of elements; 1 for rank 0. Assumes the shape was validated (see mrt_shape_numel). */
+int64_t mrt_tensor_numel(const mrt_tensor *t);
+/* Bytes of `data` (packed for sub-byte types; sizeof(char *) per element for strings). */
+size_t mrt_tensor_nbytes(const mrt_tensor *t);
+/* Checked element count: fails (INVALID_ARG) on negative dims, rank > MRT_MAX_RANK or int64 overflow. */
+mrt_status mrt_shape_numel(int rank, const int64_t *shape, int64_t *numel);
+/* Checked byte size for dtype × shape. */
+mrt_status mrt_shape_nbytes(mrt_dtype dtype, int rank, const int64_t *shape, size_t *nbytes);
+
+/* Allocate zeroed storage owned by the tensor: release it with mrt_tensor_release. */
+mrt_status mrt_tensor_alloc(mrt_tensor *t, mrt_dtype dtype, int rank, const int64_t *shape);
+/* Free storage obtained from mrt_tensor_alloc/mrt_tensor_copy (and, for strings, each string). */
+void mrt_tensor_release(mrt_tensor *t);
+/* Deep copy into freshly allocated storage. */
+mrt_status mrt_tensor_copy(mrt_tensor *dst, const mrt_tensor *src);
+/* "float32[1,3,224,224]"-style description into buf; returns buf. */
+const char *mrt_tensor_describe(const mrt_tensor *t, char *buf, size_t len);
+const char *mrt_shape_describe(int rank, const int64_t *shape, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ values */
+
+typedef enum mrt_value_kind {
+    MRT_VALUE_NONE = 0, /* an absent optional input/output, or an empty Optional */
+    MRT_VALUE_TENSOR,
+    MRT_VALUE_SEQUENCE,
+} mrt_value_kind;
+
+/* A runtime value: a tensor, a sequence of tensors, or nothing (empty optional). */
+typedef struct mrt_value {
+    mrt_value_kind kind;
+    mrt_tensor tensor;     /* kind == TENSOR */
+    mrt_dtype seq_dtype;   /* kind == SEQUENCE: element dtype (also for empty sequences) */
+    int64_t n_items;       /* kind == SEQUENCE */
+    mrt_tensor *items;     /* kind == SEQUENCE; owned by whoever produced the value */
+    bool is_optional;      /* declared as optional(...) in the model */
+} mrt_value;
+
+mrt_value mrt_value_from_tensor(mrt_tensor t);
+/* Free storage owned by a value built with mrt_tensor_alloc'd tensors/items. */
+void mrt_value_release(mrt_value *v);
+
+/* ------------------------------------------------------------------ models */
+
+typedef struct mrt_model mrt_model; /* defined in engine/graph.h */
+
+/* Load an ONNX model file. External data is read relative to the file's folder. */
+mrt_status mrt_model_load(const char *path, mrt_model **out);
+/* Load from bytes; base_dir (may be NULL) is where external data lives. */
+mrt_status mrt_model_load_from_memory(const void *bytes, size_t len, const char *base_dir, mrt_model **out);
+void mrt_model_free(mrt_model *model);
+
+/* Graph inputs that are not initializers, and graph outputs, in graph order. Names are borrowed. */
+int mrt_model_n_inputs(const mrt_model *model);
+const char *mrt_model_input_name(const mrt_model *model, int i);
+int mrt_model_n_outputs(const mrt_model *model);
+const char *mrt_model_output_name(const mrt_model *model, int i);
+
+/* ------------------------------------------------------------------ sessions */
+
+typedef struct mrt_session mrt_session;
+typedef struct mrt_node mrt_node; /* defined in engine/graph.h */
+
+typedef enum mrt_precision {
+    MRT_PRECISION_DEFAULT = 0, /* each op in the model's dtypes */
+    MRT_PRECISION_FP64,        /* float32/float16/bfloat16 widened to float64 everywhere */
+} mrt_precision;
+
+/* Called after each executed node with its output values (borrowed, valid during the call).
+   Returning non-OK stops the run with that status. */
+typedef mrt_status (*mrt_node_callback)(void *user, const mrt_node *node, int n_outputs,
+                                         const char *const *output_names, const mrt_value *const *outputs);
+
+typedef struct mrt_session_options {
+    int n_threads;                 /* 0 = all cores */
+    const char *device;            /* "cpu" (default) or "cuda" */
+    mrt_precision precision;
+    bool no_mem_plan;              /* one buffer per value instead of the planned arena (debugging) */
+    bool no_fold;                  /* disable constant folding */
+    mrt_node_callback on_node;
+    void *on_node_user;
+} mrt_session_options;
+
+mrt_session_options mrt_session_options_default(void);
+
+mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *opt, mrt_session **out);
+void mrt_session_free(mrt_session *s);
+
+/* Bind inputs by name (names of graph inputs; initializer-backed inputs may be overridden)
+   and run. Inputs are borrowed for the duration of the call. */
+mrt_status mrt_session_run(mrt_session *s, int n_inputs, const char *const *names, const mrt_value *inputs);
+
+/* Outputs of the last run, in graph order; borrowed, valid until the next run or free. */
+int mrt_session_n_outputs(const mrt_session *s);
+const char *mrt_session_output_name(const mrt_session *s, int i);
+const mrt_value *mrt_session_output(const mrt_session *s, int i);
+
+#ifdef __cplusplus
+}
+#endif

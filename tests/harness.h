@@ -1,0 +1,67 @@
+/* Test harness: build a one-node model in memory and run it through the real loader-free path
+ * (graph -> plan -> CPU kernels), plus deterministic random data and result comparison.
+ *
+ *     th_case *c = th_begin("Conv", "", 13);        // op, domain, opset
+ *     th_input(c, &x);                               // graph input (tensor borrowed, copied on run)
+ *     th_input_const(c, &w);                         // initializer (constant at plan time)
+ *     th_input_absent(c);                            // omitted optional input
+ *     th_attr_ints(c, "pads", 4, (int64_t[]){1,1,1,1});
+ *     mrt_tensor y;
+ *     cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+ *     ... compare y with a reference ...
+ *     mrt_tensor_release(&y);
+ *     th_free(c);
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "engine/graph.h"
+#include "minirt/minirt.h"
+
+typedef struct th_case th_case;
+
+th_case *th_begin(const char *op_type, const char *domain, int opset);
+void th_input(th_case *c, const mrt_tensor *t);
+void th_input_const(th_case *c, const mrt_tensor *t);
+void th_input_absent(th_case *c);
+void th_attr_int(th_case *c, const char *name, int64_t v);
+void th_attr_float(th_case *c, const char *name, float v);
+void th_attr_string(th_case *c, const char *name, const char *v);
+void th_attr_ints(th_case *c, const char *name, int64_t n, const int64_t *v);
+void th_attr_floats(th_case *c, const char *name, int64_t n, const float *v);
+void th_attr_tensor(th_case *c, const char *name, const mrt_tensor *t);
+/* Run on the CPU; outputs are deep copies owned by the caller (release with mrt_tensor_release).
+   Returns the status of model building, planning or running (message in mrt_last_error()). */
+mrt_status th_run(th_case *c, int n_outputs, mrt_tensor *outputs);
+/* Same, with session options (precision, threads...). */
+mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs, mrt_tensor *outputs);
+void th_free(th_case *c);
+
+/* ---- data */
+
+/* Seed for a test: derived from its name unless MRT_TEST_SEED is set; printed to stderr. */
+uint64_t th_seed(const char *test_name);
+/* xoshiro-style generator */
+typedef struct th_rng { uint64_t s[4]; } th_rng;
+void th_rng_init(th_rng *r, uint64_t seed);
+double th_rng_uniform(th_rng *r, double lo, double hi);
+int64_t th_rng_int(th_rng *r, int64_t lo, int64_t hi); /* inclusive */
+
+/* Allocate a tensor (mrt_tensor_alloc) and fill it uniformly in [lo, hi) (integers: [lo, hi]). */
+mrt_tensor th_rand(th_rng *r, mrt_dtype dt, int rank, const int64_t *shape, double lo, double hi);
+/* Allocate a tensor and fill it from doubles (converted to dt). */
+mrt_tensor th_from_f64(mrt_dtype dt, int rank, const int64_t *shape, const double *vals);
+mrt_tensor th_scalar_i64(int64_t v);
+mrt_tensor th_vec_i64(int64_t n, const int64_t *v);
+
+/* ---- comparison
+   Float: any NaN mismatch fails; inf must match with sign; NMSE = sum((a-b)^2)/sum(b^2) <= nmse_max and
+   (when max_abs >= 0) every |a-b| <= max_abs + max_rel*|b|. Integers and bools compare exactly.
+   Returns true when equal enough; otherwise writes a description (worst index, values) into why. */
+bool th_check_f64(const mrt_tensor *got, const double *expect, int rank, const int64_t *shape, double nmse_max,
+                  double max_abs, double max_rel, char *why, size_t why_len);
+bool th_check_tensor(const mrt_tensor *got, const mrt_tensor *expect, double nmse_max, double max_abs,
+                     double max_rel, char *why, size_t why_len);
+/* Convert any numeric tensor to a malloc'd array of doubles. */
+double *th_to_f64(const mrt_tensor *t);
