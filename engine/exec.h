@@ -21,6 +21,7 @@ typedef enum mrt_alloc_kind {
 
 typedef struct mrt_step {
     int node;                    /* index in graph->nodes */
+    mrt_node *shadow;            /* fp64 precision: a copy of the node with dtype attributes widened, or NULL */
     const mrt_opdef *def;
     const mrt_kernel *kernel;
     bool folded;                 /* computed at plan time; skipped at run (callback still fires) */

@@ -1,6 +1,8 @@
 /* Operator table lookup: built-in static tables plus rows added by plugins. */
 #include "engine/registry.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +11,9 @@ struct mrt_registry {
     size_t n_plugin_opdefs;
     mrt_kernel *plugin_kernels[MRT_DEVICE_COUNT_];
     size_t n_plugin_kernels[MRT_DEVICE_COUNT_];
-    /* rows that replace a built-in one (explicit opt-in) shadow it during lookup */
+    int n_plugins;
+    void **plugin_handles; /* dlopen handles, closed when the registry is freed (kernels point into them) */
+    char **plugin_names;
 };
 
 mrt_status mrt_registry_new(mrt_registry **out)
@@ -18,16 +22,53 @@ mrt_status mrt_registry_new(mrt_registry **out)
     return *out ? MRT_STATUS_OK : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (registry)");
 }
 
+static void registry_clear(mrt_registry *r)
+{
+    free(r->plugin_opdefs);
+    for (int d = 0; d < MRT_DEVICE_COUNT_; d++) free(r->plugin_kernels[d]);
+    for (int i = 0; i < r->n_plugins; i++) {
+        if (r->plugin_handles[i]) dlclose(r->plugin_handles[i]);
+        free(r->plugin_names[i]);
+    }
+    free(r->plugin_handles);
+    free(r->plugin_names);
+    memset(r, 0, sizeof *r);
+}
+
 void mrt_registry_free(mrt_registry *r)
 {
     if (!r) return;
-    free(r->plugin_opdefs);
-    for (int d = 0; d < MRT_DEVICE_COUNT_; d++) free(r->plugin_kernels[d]);
+    registry_clear(r);
     free(r);
 }
 
 static mrt_registry default_registry;
 mrt_registry *mrt_registry_default(void) { return &default_registry; }
+
+mrt_status mrt_registry_add_plugin_handle(mrt_registry *r, void *handle, const char *name)
+{
+    void **nh = realloc(r->plugin_handles, (size_t)(r->n_plugins + 1) * sizeof *nh);
+    if (nh) r->plugin_handles = nh;
+    char **nn = nh ? realloc(r->plugin_names, (size_t)(r->n_plugins + 1) * sizeof *nn) : NULL;
+    if (nn) r->plugin_names = nn;
+    char *copy = nn ? strdup(name ? name : "?") : NULL;
+    if (!copy) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plugin list)");
+    r->plugin_handles[r->n_plugins] = handle;
+    r->plugin_names[r->n_plugins] = copy;
+    r->n_plugins++;
+    return MRT_STATUS_OK;
+}
+
+const char *mrt_registry_plugin_list(const mrt_registry *r, char *buf, size_t len)
+{
+    size_t pos = 0;
+    if (!len) return buf;
+    buf[0] = '\0';
+    for (int i = 0; r && i < r->n_plugins && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, i ? ", %s" : "%s", r->plugin_names[i]);
+    if (!buf[0]) snprintf(buf, len, "none");
+    return buf;
+}
 
 static bool same_op(const char *dom, const char *op, const char *row_dom, const char *row_op)
 {

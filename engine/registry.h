@@ -58,6 +58,11 @@ mrt_registry *mrt_registry_default(void);
 mrt_status mrt_registry_add_opdef(mrt_registry *r, const mrt_opdef *def, bool replace);
 mrt_status mrt_registry_add_kernel(mrt_registry *r, mrt_device_kind dev, const mrt_kernel *k, bool replace);
 
+/* Keep a plugin's dlopen handle (closed by mrt_registry_free) and its name for error messages. */
+mrt_status mrt_registry_add_plugin_handle(mrt_registry *r, void *handle, const char *name);
+/* "libfoo.so, libbar.so" or "none" into buf; returns buf. */
+const char *mrt_registry_plugin_list(const mrt_registry *r, char *buf, size_t len);
+
 /* Resolution for a model opset: NULL when none. */
 const mrt_opdef *mrt_registry_find_opdef(const mrt_registry *r, const char *domain, const char *op_type,
                                          int64_t opset);

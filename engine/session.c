@@ -7,6 +7,11 @@
 #include <unistd.h>
 
 #include "engine/exec.h"
+#include "engine/fp64.h"
+#include "engine/memplan.h"
+
+/* Arena offsets are aligned for AVX-512 loads. */
+#define MRT_ARENA_ALIGN 64
 
 static double now_ms(void)
 {
@@ -42,6 +47,7 @@ static void release_plan(mrt_exec *e)
 {
     for (int i = 0; i < e->graph->n_values; i++) release_value(e, i);
     memset(e->state, 0, (size_t)e->graph->n_values);
+    for (int i = 0; i < e->n_steps; i++) mrt_fp64_free_shadow(e->steps[i].shadow);
     free(e->steps);
     e->steps = NULL;
     e->n_steps = 0;
@@ -230,6 +236,8 @@ static mrt_status unknown_op_error(const mrt_exec *e, const mrt_node *nd, int64_
     for (int i = 0; i < nv && pos < sizeof vs; i++)
         pos += (size_t)snprintf(vs + pos, sizeof vs - pos, i ? ", %d" : "%d", versions[i]);
     const char *dom = nd->domain[0] ? nd->domain : "ai.onnx";
+    char plugins[512];
+    mrt_registry_plugin_list(e->session->registry, plugins, sizeof plugins);
     if (has_opdef)
         return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
                         "node '%s': op %s::%s (opset %lld) has no %s kernel (versions known: %s)", nd->name, dom,
@@ -237,7 +245,7 @@ static mrt_status unknown_op_error(const mrt_exec *e, const mrt_node *nd, int64_
     return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
                     "node '%s': no kernel for domain '%s', op '%s', opset %lld (versions minirt has: %s; plugins "
                     "loaded: %s). Custom ops can be added with a plugin (--plugin LIB.so), see docs/custom_ops.md",
-                    nd->name, dom, nd->op_type, (long long)opset, vs, "none");
+                    nd->name, dom, nd->op_type, (long long)opset, vs, plugins);
 }
 
 static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
@@ -250,6 +258,7 @@ static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
         opset = INT64_MAX; /* custom domains exported without an opset import: take the newest version */
     }
     step->opset = opset;
+    if (e->session->opt.precision == MRT_PRECISION_FP64) MRT_TRY(mrt_fp64_shadow_node(nd, &step->shadow));
     step->def = mrt_registry_find_opdef(e->session->registry, nd->domain, nd->op_type, opset);
     step->kernel = mrt_registry_find_kernel(e->session->registry, MRT_DEVICE_CPU, nd->domain, nd->op_type, opset);
     if (!step->def || !step->kernel) return unknown_op_error(e, nd, opset, step->def != NULL);
@@ -273,7 +282,7 @@ typedef struct ctx_buf {
 
 static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, mrt_op_ctx *ctx, ctx_buf *b)
 {
-    const mrt_node *nd = &e->graph->nodes[step->node];
+    const mrt_node *nd = step->shadow ? step->shadow : &e->graph->nodes[step->node];
     size_t ni = (size_t)(nd->n_inputs ? nd->n_inputs : 1), no = (size_t)(nd->n_outputs ? nd->n_outputs : 1);
     b->in = calloc(ni, sizeof *b->in);
     b->out = calloc(no, sizeof *b->out);
@@ -418,23 +427,95 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
     return MRT_STATUS_OK;
 }
 
-/* Storage for values whose shapes are known at plan time. */
+/* Storage for values whose shapes are known at plan time: graph outputs get their own buffers (never
+   aliased); every other intermediate gets an offset in one arena from the memory planner, unless
+   no_mem_plan asks for one buffer per value. */
+static bool arena_candidate(const mrt_exec *e, int v)
+{
+    return v >= 0 && e->state[v] == MRT_VS_SHAPED && e->vals[v].kind == MRT_VALUE_TENSOR &&
+           !e->graph->values[v].is_output;
+}
+
 static mrt_status plan_storage(mrt_exec *e)
 {
     const mrt_graph *g = e->graph;
+    int nv = g->n_values;
+    mrt_memplan_value *mv = calloc((size_t)(nv ? nv : 1), sizeof *mv);
+    size_t *offsets = calloc((size_t)(nv ? nv : 1), sizeof *offsets);
+    int *refs = NULL, n_refs = 0, cap_refs = 0;
+    mrt_status st = MRT_STATUS_OK;
+    if (!mv || !offsets) {
+        st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (memory plan)");
+        goto done;
+    }
+    for (int i = 0; i < nv; i++) mv[i].inplace_of = -1;
     size_t naive = 0;
     for (int s = 0; s < e->n_steps; s++) {
         const mrt_step *step = &e->steps[s];
-        if (step->folded || step->dynamic) continue;
         const mrt_node *nd = &g->nodes[step->node];
-        for (int i = 0; i < nd->n_outputs; i++) {
+        for (int i = 0; !step->folded && i < nd->n_outputs; i++) {
             int v = nd->outputs[i];
-            if (v >= 0 && e->state[v] == MRT_VS_SHAPED) naive += mrt_tensor_nbytes(&e->vals[v].tensor);
+            if (v < 0 || e->state[v] != MRT_VS_SHAPED || e->vals[v].kind != MRT_VALUE_TENSOR) continue;
+            size_t nb = mrt_tensor_nbytes(&e->vals[v].tensor);
+            naive += nb;
+            if (!arena_candidate(e, v)) continue;
+            mv[v].size = nb ? nb : 1;
+            mv[v].first_use = mv[v].last_use = s;
         }
-        MRT_TRY(alloc_outputs(e, nd, MRT_ALLOC_PLAN));
+        /* readers extend lifetimes, including values read from inside subgraphs */
+        n_refs = 0;
+        for (int a = 0; a < nd->n_attrs && !st; a++) {
+            const mrt_attr *at = &nd->attrs[a];
+            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &refs, &n_refs, &cap_refs);
+            for (int64_t j = 0; at->type == MRT_ATTR_GRAPHS && j < at->n && !st; j++)
+                st = collect_outer_refs(at->graphs[j], g, &refs, &n_refs, &cap_refs);
+        }
+        if (st) goto done;
+        for (int i = 0; i < nd->n_inputs + n_refs; i++) {
+            int v = i < nd->n_inputs ? nd->inputs[i] : refs[i - nd->n_inputs];
+            if (v >= 0 && mv[v].size && s > mv[v].last_use) mv[v].last_use = s;
+        }
     }
     e->naive_bytes = naive;
-    return MRT_STATUS_OK;
+    e->lower_bound_bytes = mrt_memplan_lower_bound(nv, mv, MRT_ARENA_ALIGN);
+    if (!e->session->opt.no_mem_plan) {
+        mrt_memplan_result res = {offsets, 0, 0};
+        st = mrt_memplan(nv, mv, MRT_ARENA_ALIGN, &res);
+        if (st) goto done;
+        e->arena_bytes = res.peak;
+        e->inplace_count = res.inplace_count;
+        if (res.peak) {
+            e->arena = aligned_alloc(MRT_ARENA_ALIGN, (res.peak + MRT_ARENA_ALIGN - 1) & ~(size_t)(MRT_ARENA_ALIGN - 1));
+            if (!e->arena) {
+                st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory allocating the %zu-byte arena", res.peak);
+                goto done;
+            }
+        }
+        for (int v = 0; v < nv; v++) {
+            if (!mv[v].size) continue;
+            e->vals[v].tensor.data = (char *)e->arena + offsets[v];
+            e->alloc[v] = MRT_ALLOC_BORROWED;
+        }
+    }
+    for (int s = 0; s < e->n_steps && !st; s++) {
+        const mrt_step *step = &e->steps[s];
+        if (step->folded || step->dynamic) continue;
+        const mrt_node *nd = &g->nodes[step->node];
+        for (int i = 0; i < nd->n_outputs && !st; i++) {
+            int v = nd->outputs[i];
+            if (v < 0 || e->vals[v].kind != MRT_VALUE_TENSOR || e->state[v] != MRT_VS_SHAPED) continue;
+            if (!e->session->opt.no_mem_plan && mv[v].size) continue;
+            mrt_tensor shape = e->vals[v].tensor;
+            st = mrt_tensor_alloc(&e->vals[v].tensor, shape.dtype, shape.rank, shape.shape);
+            if (st) st = node_error(nd, st);
+            else e->alloc[v] = MRT_ALLOC_PLAN;
+        }
+    }
+done:
+    free(mv);
+    free(offsets);
+    free(refs);
+    return st;
 }
 
 static mrt_status plan(mrt_exec *e)
@@ -516,6 +597,33 @@ static mrt_status sig_value(int64_t **sig, size_t *len, size_t *cap, const mrt_v
     return MRT_STATUS_OK;
 }
 
+/* fp64 precision: replace a bound float32/float16/bfloat16 value by a float64 copy (exact widening). */
+static mrt_status widen_value(mrt_exec *e, int vi, mrt_alloc_kind kind)
+{
+    mrt_value *v = &e->vals[vi];
+    if (v->kind == MRT_VALUE_TENSOR && mrt_fp64_widens(v->tensor.dtype)) {
+        mrt_tensor wide;
+        MRT_TRY(mrt_fp64_widen_tensor(&v->tensor, &wide));
+        v->tensor = wide;
+        e->alloc[vi] = (uint8_t)kind;
+    } else if (v->kind == MRT_VALUE_SEQUENCE && mrt_fp64_widens(v->seq_dtype)) {
+        mrt_tensor *items = calloc((size_t)(v->n_items ? v->n_items : 1), sizeof *items);
+        if (!items) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (widening a sequence)");
+        for (int64_t k = 0; k < v->n_items; k++) {
+            mrt_status st = mrt_fp64_widen_tensor(&v->items[k], &items[k]);
+            if (st) {
+                for (int64_t j = 0; j < k; j++) mrt_tensor_release(&items[j]);
+                free(items);
+                return st;
+            }
+        }
+        v->items = items;
+        v->seq_dtype = MRT_DTYPE_DOUBLE;
+        e->alloc[vi] = (uint8_t)kind;
+    }
+    return MRT_STATUS_OK;
+}
+
 mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
 {
     const mrt_graph *g = e->graph;
@@ -563,12 +671,14 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
         free(sig);
     }
 
-    /* Bind sources: initializers, inputs and outer values (all borrowed). */
+    /* Bind sources: initializers, inputs and outer values (borrowed; widened copies in fp64 mode). */
+    bool fp64 = e->session->opt.precision == MRT_PRECISION_FP64;
     for (int i = 0; i < g->n_values; i++) {
         const mrt_graph_value *gv = &g->values[i];
         if (gv->initializer && !gv->is_input && !same) {
             e->vals[i] = mrt_value_from_tensor(*gv->initializer);
             e->state[i] = MRT_VS_CONST;
+            if (fp64) MRT_TRY(widen_value(e, i, MRT_ALLOC_PLAN));
         }
         if (gv->is_outer) {
             uint8_t ostate;
@@ -588,6 +698,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             e->state[vi] = MRT_VS_SHAPED;
         }
         e->alloc[vi] = MRT_ALLOC_BORROWED;
+        if (fp64) MRT_TRY(widen_value(e, vi, MRT_ALLOC_RUN));
     }
     if (!same) {
         st = plan(e);

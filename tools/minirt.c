@@ -1,1 +1,76 @@
-int main(void) { return 0; }
+/* minirt command-line tool: dispatch and shared helpers. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+static const char usage[] =
+    "usage: minirt <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run MODEL [--input [NAME=]PATH]... [--output-dir DIR]   run a model on inputs (.npy, .pb, .npz)\n"
+    "  info MODEL                                             inputs, outputs, opsets and nodes of a model\n"
+    "  ops                                                    the operator table\n"
+    "  conformance [--json FILE] [--require LIST] DIR...      run ONNX backend node tests\n"
+    "\n"
+    "Run 'minirt <command> --help' for the options of a command.\n";
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("minirt: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_fail_status(mrt_status st, const char *context)
+{
+    (void)st;
+    if (context)
+        cli_error("%s: %s", context, mrt_last_error());
+    else
+        cli_error("%s", mrt_last_error());
+    return MRT_EXIT_ERROR;
+}
+
+char *cli_sanitize_name(const char *name)
+{
+    char *s = strdup(name && name[0] ? name : "_");
+    if (!s) return NULL;
+    for (char *p = s; *p; p++) {
+        char c = *p;
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                  c == '_' || c == '-';
+        if (!ok) *p = '_';
+    }
+    /* "." and ".." would name directories */
+    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        for (char *p = s; *p; p++) *p = '_';
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return MRT_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
+    if (strcmp(cmd, "conformance") == 0) return cmd_conformance(argc - 1, argv + 1);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return MRT_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("minirt %s (%s)\n", MRT_VERSION_STRING, MRT_GIT_COMMIT);
+        return MRT_EXIT_OK;
+    }
+    cli_error("unknown command '%s' (try 'minirt --help')", cmd);
+    return MRT_EXIT_USAGE;
+}

@@ -204,6 +204,13 @@ int mrt_session_n_outputs(const mrt_session *s);
 const char *mrt_session_output_name(const mrt_session *s, int i);
 const mrt_value *mrt_session_output(const mrt_session *s, int i);
 
+/* ------------------------------------------------------------------ plugins */
+
+/* Load an op plugin (a shared library exporting mrt_plugin_init, see minirt/minirt_plugin.h) into the
+   process-wide operator table used by every session. Built-in ops can only be replaced when
+   allow_replace is true. The library stays loaded until the process ends. */
+mrt_status mrt_plugin_load(const char *path, bool allow_replace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,26 @@
+/* Shared pieces of the minirt command-line tool (tools/*.c). */
+#pragma once
+
+#include <stdio.h>
+
+#include "minirt/minirt.h"
+
+/* Exit statuses of the CLI contract. */
+enum { MRT_EXIT_OK = 0, MRT_EXIT_ERROR = 1, MRT_EXIT_USAGE = 2 };
+
+/* Print "minirt: error: <msg>" (one line) to stderr. */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Report the library's last error and return MRT_EXIT_ERROR. */
+int cli_fail_status(mrt_status st, const char *context);
+
+/* Replace every character outside [A-Za-z0-9._-] by '_' (in a new malloc'd string). */
+char *cli_sanitize_name(const char *name);
+
+int cmd_run(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
+int cmd_conformance(int argc, char **argv);
