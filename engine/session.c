@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/cuda_module.h"
 #include "engine/exec.h"
 #include "engine/fp64.h"
 #include "engine/memplan.h"
@@ -371,7 +372,7 @@ static const mrt_value *find_outer_value(const mrt_exec *e, const char *name, ui
 
 static bool foldable(const mrt_exec *e, const mrt_step *step)
 {
-    if (e->session->opt.no_fold || (step->def->flags & (MRT_OPDEF_NO_FOLD | MRT_OPDEF_HAS_SUBGRAPH))) return false;
+    if (e->session->opt.no_fold || e->session->opt.override_input || (step->def->flags & (MRT_OPDEF_NO_FOLD | MRT_OPDEF_HAS_SUBGRAPH))) return false;
     const mrt_node *nd = &e->graph->nodes[step->node];
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] >= 0 && e->state[nd->inputs[i]] != MRT_VS_CONST) return false;
@@ -728,6 +729,14 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
                         memset(e->vals[v].tensor.data, 0, mrt_tensor_nbytes(&e->vals[v].tensor));
                 }
             }
+            if (!st && top_level && opt->override_input) {
+                for (int i = 0; i < nd->n_inputs; i++) {
+                    int v = nd->inputs[i];
+                    mrt_value rep;
+                    if (v >= 0 && opt->override_input(opt->override_user, nd, i, g->values[v].name, &e->vals[v], &rep))
+                        b.in_copy[i] = rep;
+                }
+            }
             if (!st) st = step->kernel->run(&ctx);
             if (!st) st = check_outputs_produced(e, nd);
             ctx_release(&b);
@@ -808,9 +817,13 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
     if (!s->opt.device) s->opt.device = "cpu";
     if (strcmp(s->opt.device, "cpu") != 0) {
         free(s);
-        if (strcmp(opt->device, "cuda") == 0)
-            return mrt_fail(MRT_STATUS_DEVICE_ERROR, "the CUDA device is not available in this build yet");
-        return mrt_fail(MRT_STATUS_INVALID_ARG, "unknown device '%s' (expected cpu or cuda)", opt->device);
+        if (strcmp(opt->device, "cuda") != 0)
+            return mrt_fail(MRT_STATUS_INVALID_ARG, "unknown device '%s' (expected cpu or cuda)", opt->device);
+        const mrt_cuda_api *api;
+        MRT_TRY(mrt_cuda_open(&api));
+        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
+                        "a CUDA device is present, but graph execution on CUDA is not implemented yet (the CUDA "
+                        "module has device memory, copies and one Relu kernel); use --device cpu");
     }
     s->registry = mrt_registry_default();
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

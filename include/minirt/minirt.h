@@ -180,6 +180,12 @@ typedef enum mrt_precision {
 typedef mrt_status (*mrt_node_callback)(void *user, const mrt_node *node, int n_outputs,
                                          const char *const *output_names, const mrt_value *const *outputs);
 
+/* Called before each executed node for each of its inputs: return true and fill *replacement (borrowed,
+   must stay valid until the node's on_node callback returns) to feed the node that value instead of the one
+   the run computed. Used for teacher-forced comparison. Constant folding is disabled when set. */
+typedef bool (*mrt_input_override)(void *user, const mrt_node *node, int input_index, const char *value_name,
+                                   const mrt_value *computed, mrt_value *replacement);
+
 typedef struct mrt_session_options {
     int n_threads;                 /* 0 = all cores */
     const char *device;            /* "cpu" (default) or "cuda" */
@@ -188,6 +194,8 @@ typedef struct mrt_session_options {
     bool no_fold;                  /* disable constant folding */
     mrt_node_callback on_node;
     void *on_node_user;
+    mrt_input_override override_input;
+    void *override_user;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);
