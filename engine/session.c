@@ -882,3 +882,19 @@ const mrt_value *mrt_session_output(const mrt_session *s, int i)
     if (i < 0 || i >= s->model->graph->n_outputs) return NULL;
     return &s->main->vals[s->model->graph->outputs[i]];
 }
+
+void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out)
+{
+    const mrt_exec *e = s->main;
+    memset(out, 0, sizeof *out);
+    out->nodes_before = e->nodes_before;
+    out->nodes_after = e->nodes_after;
+    for (int i = 0; i < e->n_steps; i++) out->dynamic_nodes += e->steps[i].dynamic;
+    out->arena_peak_bytes = e->arena_bytes;
+    out->naive_bytes = e->naive_bytes;
+    out->lower_bound_bytes = e->lower_bound_bytes;
+    out->inplace_count = e->inplace_count;
+    out->plan_ms = e->plan_ms;
+}
+
+int mrt_session_n_threads(const mrt_session *s) { return s->n_threads; }

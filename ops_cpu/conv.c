@@ -1,6 +1,354 @@
-/* CPU kernels for the conv family. */
+/* CPU kernels: Conv 1/11/22 and ConvTranspose 1/11/22 (N-D, groups, float/double through OpenBLAS,
+ * float16/bfloat16 computed in float), ConvInteger 10 (uint8/int8, int32 im2col + naive GEMM).
+ * Conv = im2col + GEMM per (image, group), except 1x1 stride-1 unpadded convs, which are a plain GEMM;
+ * ConvTranspose = GEMM + col2im. The im2col/col2im workspace is malloc'd once per call (a plan-time
+ * workspace would avoid it; the engine has no workspace hook yet). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/opdef/conv.h"
 #include "engine/registry.h"
+#include "ops_cpu/linear.h"
+
+static int64_t prod(int n, const int64_t *v)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= v[i];
+    return p;
+}
+
+/* Advance a row-major multi-index over dims[0..n); returns false after the last one. */
+static bool odometer_next(int n, int64_t *idx, const int64_t *dims)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (++idx[i] < dims[i]) return true;
+        idx[i] = 0;
+    }
+    return false;
+}
+
+/* Row geometry of one (kernel offset, outer output position) pair: the input row it reads and the range
+   [lo, hi) of last-dim outputs that land inside the input. Returns false when the row is all padding. */
+typedef struct row_geom {
+    int64_t base; /* offset of input element (outer position, last-dim position koff) */
+    int64_t lo, hi;
+} row_geom;
+
+static bool row_of(const mrt_window *w, const int64_t *kidx, const int64_t *oidx, row_geom *r)
+{
+    int last = w->nsp - 1;
+    int64_t off = 0;
+    for (int i = 0; i < last; i++) {
+        int64_t pos = oidx[i] * w->stride[i] - w->pad_begin[i] + kidx[i] * w->dilation[i];
+        if (pos < 0 || pos >= w->in[i]) return false;
+        off = off * w->in[i] + pos;
+    }
+    int64_t s = w->stride[last], in_last = w->in[last], out_last = w->out[last];
+    int64_t koff = kidx[last] * w->dilation[last] - w->pad_begin[last];
+    int64_t lo = koff >= 0 ? 0 : (-koff + s - 1) / s;
+    int64_t hi = in_last - koff <= 0 ? 0 : (in_last - koff - 1) / s + 1;
+    if (lo > out_last) lo = out_last;
+    if (hi > out_last) hi = out_last;
+    if (hi < lo) hi = lo;
+    r->base = off * in_last + koff;
+    r->lo = lo;
+    r->hi = hi;
+    return true;
+}
+
+/* im2col: col[(c*K + k) * out_numel + o] = img[c][window k of output o], 0 in padding.
+   col2im: the adjoint, img[c][window k of o] += col[...] (img pre-filled by the caller). */
+#define IM2COL(T, SUF)                                                                                             \
+    static void im2col_##SUF(const T *img, int64_t channels, const mrt_window *w, T *col)                          \
+    {                                                                                                              \
+        int nsp = w->nsp, last = nsp - 1;                                                                          \
+        int64_t in_numel = prod(nsp, w->in), out_numel = prod(nsp, w->out), kn = prod(nsp, w->kernel);             \
+        if (out_numel == 0) return;                                                                                \
+        int64_t out_last = w->out[last], outer = out_numel / out_last, s = w->stride[last];                        \
+        for (int64_t c = 0; c < channels; c++) {                                                                   \
+            const T *im = img + c * in_numel;                                                                      \
+            int64_t kidx[MRT_MAX_RANK] = {0};                                                                      \
+            for (int64_t k = 0; k < kn; k++, odometer_next(nsp, kidx, w->kernel)) {                                \
+                T *dst = col + (c * kn + k) * out_numel;                                                           \
+                int64_t oidx[MRT_MAX_RANK] = {0};                                                                  \
+                for (int64_t ob = 0; ob < outer; ob++, odometer_next(last, oidx, w->out)) {                        \
+                    T *d = dst + ob * out_last;                                                                    \
+                    row_geom r;                                                                                    \
+                    if (!row_of(w, kidx, oidx, &r)) {                                                              \
+                        memset(d, 0, (size_t)out_last * sizeof(T));                                                \
+                        continue;                                                                                  \
+                    }                                                                                              \
+                    const T *src = im + r.base;                                                                    \
+                    for (int64_t o = 0; o < r.lo; o++) d[o] = 0;                                                   \
+                    if (s == 1) memcpy(d + r.lo, src + r.lo, (size_t)(r.hi - r.lo) * sizeof(T));                   \
+                    else                                                                                           \
+                        for (int64_t o = r.lo; o < r.hi; o++) d[o] = src[o * s];                                   \
+                    for (int64_t o = r.hi; o < out_last; o++) d[o] = 0;                                            \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+#define COL2IM(T, SUF)                                                                                             \
+    static void col2im_##SUF(const T *col, int64_t channels, const mrt_window *w, T *img)                          \
+    {                                                                                                              \
+        int nsp = w->nsp, last = nsp - 1;                                                                          \
+        int64_t in_numel = prod(nsp, w->in), out_numel = prod(nsp, w->out), kn = prod(nsp, w->kernel);             \
+        if (out_numel == 0) return;                                                                                \
+        int64_t out_last = w->out[last], outer = out_numel / out_last, s = w->stride[last];                        \
+        for (int64_t c = 0; c < channels; c++) {                                                                   \
+            T *im = img + c * in_numel;                                                                            \
+            int64_t kidx[MRT_MAX_RANK] = {0};                                                                      \
+            for (int64_t k = 0; k < kn; k++, odometer_next(nsp, kidx, w->kernel)) {                                \
+                const T *srcrow = col + (c * kn + k) * out_numel;                                                  \
+                int64_t oidx[MRT_MAX_RANK] = {0};                                                                  \
+                for (int64_t ob = 0; ob < outer; ob++, odometer_next(last, oidx, w->out)) {                        \
+                    row_geom r;                                                                                    \
+                    if (!row_of(w, kidx, oidx, &r)) continue;                                                      \
+                    const T *src = srcrow + ob * out_last;                                                         \
+                    T *d = im + r.base;                                                                            \
+                    for (int64_t o = r.lo; o < r.hi; o++) d[o * s] += src[o];                                      \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+IM2COL(float, f32)
+IM2COL(double, f64)
+IM2COL(int32_t, i32)
+COL2IM(float, f32)
+COL2IM(double, f64)
+
+static bool is_pointwise(const mrt_window *w)
+{
+    for (int i = 0; i < w->nsp; i++)
+        if (w->kernel[i] != 1 || w->stride[i] != 1 || w->pad_begin[i] != 0 || w->pad_end[i] != 0) return false;
+    return true;
+}
+
+/* Workspace of n elements of size es, with an overflow check; NULL + status on failure. */
+static void *workspace(const mrt_op_ctx *ctx, int64_t n, size_t es, mrt_status *st)
+{
+    *st = MRT_STATUS_OK;
+    if (n < 0 || (uint64_t)n > (uint64_t)(SIZE_MAX / 2) / es) {
+        *st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "workspace of %lld elements is too large", (long long)n);
+        return NULL;
+    }
+    void *p = malloc((size_t)(n > 0 ? n : 1) * es);
+    if (!p) *st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (%lld-element workspace)", (long long)n);
+    return p;
+}
+
+/* ------------------------------------------------------------------ Conv */
+
+#define CONV_FLOAT(T, SUF, GEMM)                                                                                   \
+    static void conv_##SUF(const mrt_conv_params *p, const T *x, const T *w, const T *b, T *y, T *col)             \
+    {                                                                                                              \
+        const mrt_window *win = &p->win;                                                                           \
+        int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);                          \
+        int64_t cg = p->c / p->group, mg = p->m / p->group, kn = p->kernel_numel, ck = cg * kn;                    \
+        bool pw = is_pointwise(win);                                                                               \
+        for (int64_t n = 0; n < p->n; n++)                                                                         \
+            for (int64_t g = 0; g < p->group; g++) {                                                               \
+                const T *xg = x + (n * p->c + g * cg) * in_numel;                                                  \
+                const T *wg = w + g * mg * ck;                                                                     \
+                T *yg = y + (n * p->m + g * mg) * out_numel;                                                       \
+                T beta = 0;                                                                                        \
+                if (b) {                                                                                           \
+                    for (int64_t m = 0; m < mg; m++)                                                               \
+                        for (int64_t o = 0; o < out_numel; o++) yg[m * out_numel + o] = b[g * mg + m];             \
+                    beta = 1;                                                                                      \
+                }                                                                                                  \
+                if (pw) {                                                                                          \
+                    GEMM(false, false, mg, out_numel, cg, (T)1, wg, ck, xg, in_numel, beta, yg, out_numel);        \
+                } else {                                                                                           \
+                    im2col_##SUF(xg, cg, win, col);                                                                \
+                    GEMM(false, false, mg, out_numel, ck, (T)1, wg, ck, col, out_numel, beta, yg, out_numel);      \
+                }                                                                                                  \
+            }                                                                                                      \
+    }
+CONV_FLOAT(float, f32, mrt_lin_sgemm)
+CONV_FLOAT(double, f64, mrt_lin_dgemm)
+
+static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
+{
+    mrt_conv_params p;
+    MRT_TRY(mrt_conv_params_get(ctx, &p));
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
+    MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
+    int64_t col_n = is_pointwise(&p.win) ? 0 : ck * out_numel;
+    if (out_numel > 0 && ck > INT64_MAX / out_numel)
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "im2col workspace size overflows");
+    mrt_status st;
+    mrt_dtype dt = x->dtype;
+    if (dt == MRT_DTYPE_DOUBLE) {
+        double *col = workspace(ctx, col_n, sizeof(double), &st);
+        if (!col) return st;
+        conv_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
+        free(col);
+        return MRT_STATUS_OK;
+    }
+    if (dt == MRT_DTYPE_FLOAT) {
+        float *col = workspace(ctx, col_n, sizeof(float), &st);
+        if (!col) return st;
+        conv_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
+        free(col);
+        return MRT_STATUS_OK;
+    }
+    if (!mrt_lin_is_half(dt))
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
+    float *col = workspace(ctx, col_n, sizeof(float), &st);
+    float *fy = workspace(ctx, mrt_tensor_numel(y), sizeof(float), &st);
+    float *fx = mrt_lin_widen(x), *fw = mrt_lin_widen(w), *fb = b ? mrt_lin_widen(b) : NULL;
+    bool ok = col && fy && fx && fw && (!b || fb);
+    if (ok) {
+        conv_f32(&p, fx, fw, fb, fy, col);
+        mrt_lin_narrow(y, fy);
+    }
+    free(col);
+    free(fy);
+    free(fx);
+    free(fw);
+    free(fb);
+    return ok ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+}
+
+/* ------------------------------------------------------------------ ConvTranspose */
+
+/* W is [C, M/group, k...]; per (image, group): col[Mg*K, X spatial] = Wg^T * Xg, then col2im into Y. */
+#define CONVT_FLOAT(T, SUF, GEMM)                                                                                  \
+    static void convt_##SUF(const mrt_conv_params *p, const T *x, const T *w, const T *b, T *y, T *col)            \
+    {                                                                                                              \
+        const mrt_window *win = &p->win;                                                                           \
+        int64_t y_numel = prod(win->nsp, win->in), x_numel = prod(win->nsp, win->out);                             \
+        int64_t cg = p->c / p->group, mg = p->m / p->group, kn = p->kernel_numel, mk = mg * kn;                    \
+        for (int64_t n = 0; n < p->n; n++)                                                                         \
+            for (int64_t g = 0; g < p->group; g++) {                                                               \
+                const T *xg = x + (n * p->c + g * cg) * x_numel;                                                   \
+                const T *wg = w + g * cg * mk;                                                                     \
+                T *yg = y + (n * p->m + g * mg) * y_numel;                                                         \
+                for (int64_t m = 0; m < mg; m++) {                                                                 \
+                    T bv = b ? b[g * mg + m] : (T)0;                                                               \
+                    for (int64_t o = 0; o < y_numel; o++) yg[m * y_numel + o] = bv;                                \
+                }                                                                                                  \
+                GEMM(true, false, mk, x_numel, cg, (T)1, wg, mk, xg, x_numel, (T)0, col, x_numel);                 \
+                col2im_##SUF(col, mg, win, yg);                                                                    \
+            }                                                                                                      \
+    }
+CONVT_FLOAT(float, f32, mrt_lin_sgemm)
+CONVT_FLOAT(double, f64, mrt_lin_dgemm)
+
+static mrt_status mrt_cpu_convtranspose(mrt_op_ctx *ctx)
+{
+    mrt_conv_params p;
+    MRT_TRY(mrt_convtranspose_params_get(ctx, &p));
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t x_numel = prod(p.win.nsp, p.win.out), mk = p.m / p.group * p.kernel_numel;
+    MRT_TRY(mrt_lin_blas_check(ctx, mk, x_numel, p.c / p.group));
+    if (x_numel > 0 && mk > INT64_MAX / x_numel)
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "col2im workspace size overflows");
+    int64_t col_n = mk * x_numel;
+    mrt_status st;
+    mrt_dtype dt = x->dtype;
+    if (dt == MRT_DTYPE_DOUBLE) {
+        double *col = workspace(ctx, col_n, sizeof(double), &st);
+        if (!col) return st;
+        convt_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
+        free(col);
+        return MRT_STATUS_OK;
+    }
+    if (dt == MRT_DTYPE_FLOAT) {
+        float *col = workspace(ctx, col_n, sizeof(float), &st);
+        if (!col) return st;
+        convt_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
+        free(col);
+        return MRT_STATUS_OK;
+    }
+    if (!mrt_lin_is_half(dt))
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
+    float *col = workspace(ctx, col_n, sizeof(float), &st);
+    float *fy = workspace(ctx, mrt_tensor_numel(y), sizeof(float), &st);
+    float *fx = mrt_lin_widen(x), *fw = mrt_lin_widen(w), *fb = b ? mrt_lin_widen(b) : NULL;
+    bool ok = col && fy && fx && fw && (!b || fb);
+    if (ok) {
+        convt_f32(&p, fx, fw, fb, fy, col);
+        mrt_lin_narrow(y, fy);
+    }
+    free(col);
+    free(fy);
+    free(fx);
+    free(fw);
+    free(fb);
+    return ok ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+}
+
+/* ------------------------------------------------------------------ ConvInteger */
+
+static inline int32_t ld8(mrt_dtype dt, const void *p, int64_t i)
+{
+    return dt == MRT_DTYPE_INT8 ? (int32_t)((const int8_t *)p)[i] : (int32_t)((const uint8_t *)p)[i];
+}
+
+/* y = conv(x - x_zero_point, w - w_zero_point[m]); padding is zero after the shift, as in the spec. */
+static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
+{
+    mrt_conv_params p;
+    MRT_TRY(mrt_conv_params_get(ctx, &p));
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1);
+    const mrt_tensor *xz = mrt_input(ctx, 2), *wz = mrt_input(ctx, 3);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    const mrt_window *win = &p.win;
+    int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);
+    int64_t cg = p.c / p.group, mg = p.m / p.group, ck = cg * p.kernel_numel;
+    if (out_numel > 0 && ck > INT64_MAX / out_numel)
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "im2col workspace size overflows");
+    int32_t xzp = xz ? ld8(xz->dtype, xz->data, 0) : 0;
+    bool wz_per_channel = wz && mrt_tensor_numel(wz) > 1;
+    mrt_status st;
+    int64_t nx = mrt_tensor_numel(x), nw = mrt_tensor_numel(w);
+    int32_t *sx = workspace(ctx, nx, sizeof(int32_t), &st);
+    int32_t *sw = sx ? workspace(ctx, nw, sizeof(int32_t), &st) : NULL;
+    int32_t *col = sw ? workspace(ctx, ck * out_numel, sizeof(int32_t), &st) : NULL;
+    if (!col) {
+        free(sx);
+        free(sw);
+        return st;
+    }
+    for (int64_t i = 0; i < nx; i++) sx[i] = ld8(x->dtype, x->data, i) - xzp;
+    for (int64_t m = 0; m < p.m; m++) {
+        int32_t z = wz ? ld8(wz->dtype, wz->data, wz_per_channel ? m : 0) : 0;
+        for (int64_t r = 0; r < ck; r++) sw[m * ck + r] = ld8(w->dtype, w->data, m * ck + r) - z;
+    }
+    /* wrapping int32 sums, done on the unsigned variant to stay clear of signed overflow */
+    uint32_t *yd = y->data;
+    for (int64_t n = 0; n < p.n; n++)
+        for (int64_t g = 0; g < p.group; g++) {
+            im2col_i32(sx + (n * p.c + g * cg) * in_numel, cg, win, col);
+            for (int64_t m = 0; m < mg; m++) {
+                uint32_t *yr = yd + (n * p.m + g * mg + m) * out_numel;
+                const int32_t *wr = sw + (g * mg + m) * ck;
+                for (int64_t o = 0; o < out_numel; o++) yr[o] = 0;
+                for (int64_t r = 0; r < ck; r++) {
+                    uint32_t wv = (uint32_t)wr[r];
+                    const int32_t *cr = col + r * out_numel;
+                    for (int64_t o = 0; o < out_numel; o++) yr[o] += wv * (uint32_t)cr[o];
+                }
+            }
+        }
+    free(sx);
+    free(sw);
+    free(col);
+    return MRT_STATUS_OK;
+}
 
 const mrt_kernel mrt_cpu_kernels_conv[] = {
+    {"", "Conv", 1, mrt_cpu_conv, NULL},
+    {"", "Conv", 11, mrt_cpu_conv, NULL},
+    {"", "Conv", 22, mrt_cpu_conv, NULL},
+    {"", "ConvTranspose", 1, mrt_cpu_convtranspose, NULL},
+    {"", "ConvTranspose", 11, mrt_cpu_convtranspose, NULL},
+    {"", "ConvTranspose", 22, mrt_cpu_convtranspose, NULL},
+    {"", "ConvInteger", 10, mrt_cpu_convinteger, NULL},
     {0},
 };

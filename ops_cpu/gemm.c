@@ -1,6 +1,326 @@
-/* CPU kernels for the gemm family. */
+/* CPU kernels: Gemm 1-13 and MatMul 1-13 (float/double through OpenBLAS, float16/bfloat16 computed in float,
+ * int32/int64/uint32/uint64 by naive loops with wrapping sums), MatMulInteger 10 (uint8/int8, int32 loops). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/opdef/conv.h"
 #include "engine/registry.h"
+#include "ops_cpu/linear.h"
+
+/* ------------------------------------------------------------------ Gemm */
+
+typedef struct gemm_args {
+    bool ta, tb;
+    int64_t m, n, k;
+    double alpha, beta;
+    bool has_c;
+    int64_t c0, c1; /* C's dims aligned to [M, N]; 1 = broadcast */
+} gemm_args;
+
+#define GEMM_FLOAT(T, SUF, GEMM)                                                                                   \
+    static void gemm_##SUF(const gemm_args *g, const T *a, const T *b, const T *c, T *y)                           \
+    {                                                                                                              \
+        T beta = 0;                                                                                                \
+        if (g->has_c && g->beta != 0) {                                                                            \
+            T bc = (T)g->beta;                                                                                     \
+            for (int64_t i = 0; i < g->m; i++) {                                                                   \
+                const T *crow = c + (g->c0 == 1 ? 0 : i) * g->c1;                                                  \
+                T *yrow = y + i * g->n;                                                                            \
+                if (g->c1 == 1)                                                                                    \
+                    for (int64_t j = 0; j < g->n; j++) yrow[j] = bc * crow[0];                                     \
+                else                                                                                               \
+                    for (int64_t j = 0; j < g->n; j++) yrow[j] = bc * crow[j];                                     \
+            }                                                                                                      \
+            beta = 1;                                                                                              \
+        }                                                                                                          \
+        GEMM(g->ta, g->tb, g->m, g->n, g->k, (T)g->alpha, a, g->ta ? g->m : g->k, b, g->tb ? g->k : g->n, beta, y, \
+             g->n);                                                                                                \
+    }
+GEMM_FLOAT(float, f32, mrt_lin_sgemm)
+GEMM_FLOAT(double, f64, mrt_lin_dgemm)
+
+/* Integer results: exact wrapping arithmetic when alpha = beta = 1, otherwise through double. */
+static int64_t scale_to_int(double v)
+{
+    if (!(v == v)) return 0;
+    if (v >= 9.2e18) return INT64_MAX;
+    if (v <= -9.2e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+#define GEMM_INT(T, SUF)                                                                                           \
+    static void gemm_##SUF(const gemm_args *g, const T *a, const T *b, const T *c, T *y)                           \
+    {                                                                                                              \
+        bool exact = g->alpha == 1.0 && (g->beta == 1.0 || !g->has_c);                                             \
+        for (int64_t i = 0; i < g->m; i++)                                                                         \
+            for (int64_t j = 0; j < g->n; j++) {                                                                   \
+                uint64_t acc = 0;                                                                                  \
+                for (int64_t p = 0; p < g->k; p++) {                                                               \
+                    T av = g->ta ? a[p * g->m + i] : a[i * g->k + p];                                              \
+                    T bv = g->tb ? b[j * g->k + p] : b[p * g->n + j];                                              \
+                    acc += (uint64_t)av * (uint64_t)bv;                                                            \
+                }                                                                                                  \
+                T cv = g->has_c ? c[(g->c0 == 1 ? 0 : i) * g->c1 + (g->c1 == 1 ? 0 : j)] : (T)0;                   \
+                if (exact) {                                                                                       \
+                    y[i * g->n + j] = (T)(acc + (uint64_t)cv);                                                     \
+                } else {                                                                                           \
+                    double v = g->alpha * (double)(T)acc + (g->has_c ? g->beta * (double)cv : 0.0);                \
+                    y[i * g->n + j] = (T)scale_to_int(v);                                                          \
+                }                                                                                                  \
+            }                                                                                                      \
+    }
+GEMM_INT(int32_t, i32)
+GEMM_INT(int64_t, i64)
+GEMM_INT(uint32_t, u32)
+GEMM_INT(uint64_t, u64)
+
+static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1), *c = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    gemm_args g;
+    g.ta = mrt_attr_int(ctx, "transA", 0) != 0;
+    g.tb = mrt_attr_int(ctx, "transB", 0) != 0;
+    g.m = y->shape[0];
+    g.n = y->shape[1];
+    g.k = g.ta ? a->shape[0] : a->shape[1];
+    g.alpha = mrt_attr_float(ctx, "alpha", 1.0f);
+    g.beta = mrt_attr_float(ctx, "beta", 1.0f);
+    g.has_c = c != NULL;
+    g.c0 = c && c->rank == 2 ? c->shape[0] : 1;
+    g.c1 = c && c->rank >= 1 ? c->shape[c->rank - 1] : 1;
+    const void *cd = c ? c->data : NULL;
+    mrt_dtype dt = a->dtype;
+    if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || mrt_lin_is_half(dt))
+        MRT_TRY(mrt_lin_blas_check(ctx, g.m, g.n, g.k));
+    switch (dt) {
+    case MRT_DTYPE_FLOAT: gemm_f32(&g, a->data, b->data, cd, y->data); break;
+    case MRT_DTYPE_DOUBLE: gemm_f64(&g, a->data, b->data, cd, y->data); break;
+    case MRT_DTYPE_INT32: gemm_i32(&g, a->data, b->data, cd, y->data); break;
+    case MRT_DTYPE_INT64: gemm_i64(&g, a->data, b->data, cd, y->data); break;
+    case MRT_DTYPE_UINT32: gemm_u32(&g, a->data, b->data, cd, y->data); break;
+    case MRT_DTYPE_UINT64: gemm_u64(&g, a->data, b->data, cd, y->data); break;
+    case MRT_DTYPE_FLOAT16:
+    case MRT_DTYPE_BFLOAT16: {
+        float *fa = mrt_lin_widen(a), *fb = mrt_lin_widen(b), *fc = c ? mrt_lin_widen(c) : NULL;
+        float *fy = malloc((size_t)(g.m * g.n > 0 ? g.m * g.n : 1) * sizeof(float));
+        bool ok = fa && fb && fy && (!c || fc);
+        if (ok) {
+            gemm_f32(&g, fa, fb, fc, fy);
+            mrt_lin_narrow(y, fy);
+        }
+        free(fa);
+        free(fb);
+        free(fc);
+        free(fy);
+        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        break;
+    }
+    default:
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
+    }
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ MatMul */
+
+/* Matrix indices into A's and B's own batches for output batch `idx` (broadcast dims read index 0). */
+static void batch_index(const mrt_matmul_dims *d, int64_t idx, int64_t *ia, int64_t *ib)
+{
+    int64_t a = 0, b = 0, sa = 1, sb = 1;
+    for (int i = d->batch_rank - 1; i >= 0; i--) {
+        int64_t c = idx % d->batch[i];
+        idx /= d->batch[i];
+        if (d->a_batch[i] != 1) a += c * sa;
+        if (d->b_batch[i] != 1) b += c * sb;
+        sa *= d->a_batch[i];
+        sb *= d->b_batch[i];
+    }
+    *ia = a;
+    *ib = b;
+}
+
+static int64_t batch_count(const mrt_matmul_dims *d)
+{
+    int64_t n = 1;
+    for (int i = 0; i < d->batch_rank; i++) n *= d->batch[i];
+    return n;
+}
+
+static bool b_is_broadcast(const mrt_matmul_dims *d)
+{
+    for (int i = 0; i < d->batch_rank; i++)
+        if (d->b_batch[i] != 1) return false;
+    return true;
+}
+
+#define MATMUL_FLOAT(T, SUF, GEMM)                                                                                 \
+    static void matmul_##SUF(const mrt_matmul_dims *d, const T *a, const T *b, T *y)                               \
+    {                                                                                                              \
+        int64_t nb = batch_count(d);                                                                               \
+        if (b_is_broadcast(d)) {                                                                                   \
+            /* one B for every batch: A's batches stack into one tall GEMM */                                      \
+            GEMM(false, false, nb * d->m, d->n, d->k, (T)1, a, d->k, b, d->n, (T)0, y, d->n);                      \
+            return;                                                                                                \
+        }                                                                                                          \
+        for (int64_t i = 0; i < nb; i++) {                                                                         \
+            int64_t ia, ib;                                                                                        \
+            batch_index(d, i, &ia, &ib);                                                                           \
+            GEMM(false, false, d->m, d->n, d->k, (T)1, a + ia * d->m * d->k, d->k, b + ib * d->k * d->n, d->n,     \
+                 (T)0, y + i * d->m * d->n, d->n);                                                                 \
+        }                                                                                                          \
+    }
+MATMUL_FLOAT(float, f32, mrt_lin_sgemm)
+MATMUL_FLOAT(double, f64, mrt_lin_dgemm)
+
+#define MATMUL_INT(T, SUF)                                                                                         \
+    static void matmul_##SUF(const mrt_matmul_dims *d, const T *a, const T *b, T *y)                               \
+    {                                                                                                              \
+        int64_t nb = batch_count(d), m = d->m, n = d->n, k = d->k;                                                 \
+        for (int64_t bi = 0; bi < nb; bi++) {                                                                      \
+            int64_t ia, ib;                                                                                        \
+            batch_index(d, bi, &ia, &ib);                                                                          \
+            const T *am = a + ia * m * k, *bm = b + ib * k * n;                                                    \
+            T *ym = y + bi * m * n;                                                                                \
+            for (int64_t i = 0; i < m; i++)                                                                        \
+                for (int64_t j = 0; j < n; j++) {                                                                  \
+                    uint64_t s = 0;                                                                                \
+                    for (int64_t p = 0; p < k; p++) s += (uint64_t)am[i * k + p] * (uint64_t)bm[p * n + j];        \
+                    ym[i * n + j] = (T)s;                                                                          \
+                }                                                                                                  \
+        }                                                                                                          \
+    }
+MATMUL_INT(int32_t, i32)
+MATMUL_INT(int64_t, i64)
+MATMUL_INT(uint32_t, u32)
+MATMUL_INT(uint64_t, u64)
+
+static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    mrt_matmul_dims d;
+    MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
+    mrt_dtype dt = a->dtype;
+    if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || mrt_lin_is_half(dt))
+        MRT_TRY(mrt_lin_blas_check(ctx, batch_count(&d) * d.m, d.n, d.k));
+    switch (dt) {
+    case MRT_DTYPE_FLOAT: matmul_f32(&d, a->data, b->data, y->data); break;
+    case MRT_DTYPE_DOUBLE: matmul_f64(&d, a->data, b->data, y->data); break;
+    case MRT_DTYPE_INT32: matmul_i32(&d, a->data, b->data, y->data); break;
+    case MRT_DTYPE_INT64: matmul_i64(&d, a->data, b->data, y->data); break;
+    case MRT_DTYPE_UINT32: matmul_u32(&d, a->data, b->data, y->data); break;
+    case MRT_DTYPE_UINT64: matmul_u64(&d, a->data, b->data, y->data); break;
+    case MRT_DTYPE_FLOAT16:
+    case MRT_DTYPE_BFLOAT16: {
+        int64_t ny = mrt_tensor_numel(y);
+        float *fa = mrt_lin_widen(a), *fb = mrt_lin_widen(b);
+        float *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
+        bool ok = fa && fb && fy;
+        if (ok) {
+            matmul_f32(&d, fa, fb, fy);
+            mrt_lin_narrow(y, fy);
+        }
+        free(fa);
+        free(fb);
+        free(fy);
+        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        break;
+    }
+    default:
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
+    }
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ MatMulInteger */
+
+/* Zero point layout (see the opdef): 0 = none/scalar, 1 = per row (A) / column (B), 2 = per batch and
+   row/column, indexed by the operand's own matrix index. */
+typedef struct zp_view {
+    int kind;
+    const void *data;
+    mrt_dtype dt;
+} zp_view;
+
+static zp_view zp_of(const mrt_tensor *z)
+{
+    zp_view v = {0, NULL, MRT_DTYPE_UINT8};
+    if (!z) return v;
+    v.data = z->data;
+    v.dt = z->dtype;
+    if (mrt_tensor_numel(z) == 1 && z->rank <= 1) v.kind = 0;
+    else v.kind = z->rank == 1 ? 1 : 2;
+    return v;
+}
+
+static inline int32_t ld8(mrt_dtype dt, const void *p, int64_t i)
+{
+    return dt == MRT_DTYPE_INT8 ? (int32_t)((const int8_t *)p)[i] : (int32_t)((const uint8_t *)p)[i];
+}
+
+static int32_t zp_at(const zp_view *z, int64_t mat, int64_t len, int64_t i)
+{
+    if (!z->data) return 0;
+    if (z->kind == 0) return ld8(z->dt, z->data, 0);
+    if (z->kind == 1) return ld8(z->dt, z->data, i);
+    return ld8(z->dt, z->data, mat * len + i);
+}
+
+static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    mrt_matmul_dims d;
+    MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
+    zp_view za = zp_of(mrt_input(ctx, 2)), zb = zp_of(mrt_input(ctx, 3));
+    int64_t nb = batch_count(&d), m = d.m, n = d.n, k = d.k;
+    /* widen the operands once so the inner loop is plain int32 arithmetic */
+    int64_t na = mrt_tensor_numel(a), nbel = mrt_tensor_numel(b);
+    int32_t *wa = malloc((size_t)(na > 0 ? na : 1) * sizeof(int32_t));
+    int32_t *wb = malloc((size_t)(nbel > 0 ? nbel : 1) * sizeof(int32_t));
+    int32_t *zcol = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+    if (!wa || !wb || !zcol) {
+        free(wa);
+        free(wb);
+        free(zcol);
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (widened operands)");
+    }
+    for (int64_t i = 0; i < na; i++) wa[i] = ld8(a->dtype, a->data, i);
+    for (int64_t i = 0; i < nbel; i++) wb[i] = ld8(b->dtype, b->data, i);
+    int32_t *yd = y->data;
+    for (int64_t bi = 0; bi < nb; bi++) {
+        int64_t ia, ib;
+        batch_index(&d, bi, &ia, &ib);
+        const int32_t *am = wa + ia * m * k, *bm = wb + ib * k * n;
+        int32_t *ym = yd + bi * m * n;
+        for (int64_t j = 0; j < n; j++) zcol[j] = zp_at(&zb, ib, n, j);
+        for (int64_t i = 0; i < m; i++) {
+            int32_t zr = zp_at(&za, ia, m, i);
+            for (int64_t j = 0; j < n; j++) {
+                int64_t s = 0;
+                for (int64_t p = 0; p < k; p++) s += (am[i * k + p] - zr) * (bm[p * n + j] - zcol[j]);
+                ym[i * n + j] = (int32_t)s;
+            }
+        }
+    }
+    free(wa);
+    free(wb);
+    free(zcol);
+    return MRT_STATUS_OK;
+}
 
 const mrt_kernel mrt_cpu_kernels_gemm[] = {
+    {"", "Gemm", 1, mrt_cpu_gemm, NULL},
+    {"", "Gemm", 6, mrt_cpu_gemm, NULL},
+    {"", "Gemm", 7, mrt_cpu_gemm, NULL},
+    {"", "Gemm", 9, mrt_cpu_gemm, NULL},
+    {"", "Gemm", 11, mrt_cpu_gemm, NULL},
+    {"", "Gemm", 13, mrt_cpu_gemm, NULL},
+    {"", "MatMul", 1, mrt_cpu_matmul, NULL},
+    {"", "MatMul", 9, mrt_cpu_matmul, NULL},
+    {"", "MatMul", 13, mrt_cpu_matmul, NULL},
+    {"", "MatMulInteger", 10, mrt_cpu_matmulinteger, NULL},
     {0},
 };

@@ -1,6 +1,354 @@
-/* CPU kernels for the norm family. */
+/* CPU kernels: BatchNormalization 1-15 (inference, and training_mode=1 from 14), InstanceNormalization
+ * 1/6/22, LayerNormalization 17, GroupNormalization 18/21, RMSNormalization 23, LpNormalization 1/22,
+ * MeanVarianceNormalization 9/13, LRN 1/13. All compute in double (statistics by two passes: mean, then
+ * squared deviations), whatever stash_type asks for, and round on store. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "engine/registry.h"
+#include "ops_cpu/reduce.h"
+
+#define CHUNK 512
+
+static mrt_status oom(const mrt_op_ctx *ctx, int64_t n)
+{
+    return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory for %lld doubles", (long long)n);
+}
+
+/* malloc for n doubles (at least one, so an empty tensor never asks for malloc(0)). */
+static double *dalloc(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(double)); }
+
+static void load_all(const mrt_tensor *t, double *dst)
+{
+    mrt_cpu_load_f64(t->dtype, t->data, 0, 1, mrt_tensor_numel(t), dst);
+}
+
+/* mean[o] and variance (population) var[o] of the elements of (dt, rank, shape, data) reduced over `red`. */
+static mrt_status moments(mrt_dtype dt, int rank, const int64_t *shape, const void *data, const bool *red,
+                          double *mean, double *var, int64_t n_out)
+{
+    int64_t count = 1;
+    for (int a = 0; a < rank; a++)
+        if (red[a]) count *= shape[a];
+    MRT_TRY(mrt_cpu_reduce_f64(dt, rank, shape, data, red, MRT_REDUCE_MEAN, NULL, mean));
+    MRT_TRY(mrt_cpu_reduce_f64(dt, rank, shape, data, red, MRT_REDUCE_SUMSQ, mean, var));
+    for (int64_t o = 0; o < n_out; o++) var[o] /= (double)count;
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ BatchNormalization */
+
+static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    bool spatial = ctx->opset >= 9 || mrt_attr_int(ctx, "spatial", 1) != 0;
+    bool training = ctx->opset >= 14 && mrt_attr_int(ctx, "training_mode", 0) != 0;
+    double eps = mrt_attr_float(ctx, "epsilon", 1e-5f), mom = mrt_attr_float(ctx, "momentum", 0.9f);
+    int64_t n = x->shape[0], c = x->shape[1], s = 1;
+    for (int a = 2; a < x->rank; a++) s *= x->shape[a];
+    if (!spatial) {
+        c *= s;
+        s = 1;
+    }
+    int64_t view[3] = {n, c, s};
+    bool red[3] = {true, false, true};
+    double *p = dalloc(8 * c);
+    if (!p) return oom(ctx, 8 * c);
+    double *scale = p, *bias = p + c, *mean = p + 2 * c, *var = p + 3 * c, *A = p + 4 * c, *B = p + 5 * c;
+    for (int i = 0; i < 4; i++) load_all(mrt_input(ctx, i + 1), p + i * c);
+    mrt_status st = MRT_STATUS_OK;
+    if (training) {
+        double *bm = p + 6 * c, *bv = p + 7 * c;
+        st = moments(x->dtype, 3, view, x->data, red, bm, bv, c);
+        for (int i = 1; !st && i < 3; i++) {
+            mrt_tensor *r = mrt_output(ctx, i);
+            if (!r) continue;
+            const double *old = i == 1 ? mean : var, *cur = i == 1 ? bm : bv;
+            for (int64_t k = 0; k < c; k++) A[k] = old[k] * mom + cur[k] * (1.0 - mom);
+            mrt_cpu_store_f64(r->dtype, r->data, 0, 1, c, A);
+        }
+        mean = bm;
+        var = bv;
+    }
+    if (!st) {
+        for (int64_t k = 0; k < c; k++) {
+            A[k] = scale[k] / sqrt(var[k] + eps);
+            B[k] = bias[k] - mean[k] * A[k];
+        }
+        mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
+    }
+    free(p);
+    return st;
+}
+
+/* ------------------------------------------------------------------ Instance / Group normalization */
+
+/* y = scale * (x - mean) / sqrt(var + eps) + bias with statistics per (n, group of cpg channels) and scale/bias
+   per channel (per_group: per group). Instance normalization is one channel per group. */
+static mrt_status group_norm(mrt_op_ctx *ctx, int64_t groups, bool per_group)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    double eps = mrt_attr_float(ctx, "epsilon", 1e-5f);
+    if (mrt_tensor_numel(y) == 0) return MRT_STATUS_OK;
+    int64_t n = x->shape[0], c = x->shape[1], s = 1, cpg = c / groups;
+    for (int a = 2; a < x->rank; a++) s *= x->shape[a];
+    int64_t ng = n * groups, nc = n * c, np = per_group ? groups : c;
+    double *buf = dalloc(2 * ng + 2 * nc + 2 * np);
+    if (!buf) return oom(ctx, 2 * ng + 2 * nc + 2 * np);
+    double *mean = buf, *var = mean + ng, *A = var + ng, *B = A + nc, *scale = B + nc, *bias = scale + np;
+    load_all(mrt_input(ctx, 1), scale);
+    load_all(mrt_input(ctx, 2), bias);
+    int64_t gview[3] = {n, groups, cpg * s};
+    bool red[3] = {false, false, true};
+    mrt_status st = moments(x->dtype, 3, gview, x->data, red, mean, var, ng);
+    if (!st) {
+        for (int64_t i = 0; i < n; i++) {
+            for (int64_t ch = 0; ch < c; ch++) {
+                int64_t g = i * groups + ch / cpg, pi = per_group ? ch / cpg : ch;
+                double a = scale[pi] / sqrt(var[g] + eps);
+                A[i * c + ch] = a;
+                B[i * c + ch] = bias[pi] - mean[g] * a;
+            }
+        }
+        int64_t view[3] = {n, c, s};
+        mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
+    }
+    free(buf);
+    return st;
+}
+
+static mrt_status mrt_cpu_instancenorm(mrt_op_ctx *ctx)
+{
+    return group_norm(ctx, mrt_input(ctx, 0)->shape[1], false);
+}
+
+static mrt_status mrt_cpu_groupnorm(mrt_op_ctx *ctx)
+{
+    int64_t groups = mrt_attr_int(ctx, "num_groups", 1);
+    if (groups <= 0 || mrt_input(ctx, 0)->shape[1] % groups != 0)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "num_groups = %lld does not divide the channel count",
+                           (long long)groups);
+    return group_norm(ctx, groups, ctx->opset < 21);
+}
+
+/* ------------------------------------------------------------------ Layer / RMS normalization */
+
+/* The values of p (unidirectionally broadcast to x) over x's dims [q, rank), q = min(axis, first dim where p
+   varies), so that row r of the [outer, M] view (M = product of x's dims from axis) uses e[(r*M) % len ...]. */
+static double *expand_param(const mrt_tensor *p, const mrt_tensor *x, int axis, int64_t *len)
+{
+    int r = x->rank, off = x->rank - p->rank, q = axis;
+    for (int a = 0; a < axis; a++)
+        if (a - off >= 0 && p->shape[a - off] != 1) {
+            q = a;
+            break;
+        }
+    int64_t n = 1;
+    for (int a = q; a < r; a++) n *= x->shape[a];
+    double *e = dalloc(n);
+    if (!e) return NULL;
+    int64_t pstr[MRT_MAX_RANK], idx[MRT_MAX_RANK] = {0};
+    mrt_shape_strides(p->rank, p->shape, pstr);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t pi = 0;
+        for (int a = q; a < r; a++)
+            if (a - off >= 0 && p->shape[a - off] != 1) pi += idx[a] * pstr[a - off];
+        e[i] = mrt_load_f64(p->dtype, p->data, pi);
+        for (int a = r - 1; a >= q; a--) {
+            if (++idx[a] < x->shape[a]) break;
+            idx[a] = 0;
+        }
+    }
+    *len = n;
+    return e;
+}
+
+static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *sc = mrt_input(ctx, 1), *bi = rms ? NULL : mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0), *om = rms ? NULL : mrt_output(ctx, 1), *oi = rms ? NULL : mrt_output(ctx, 2);
+    double eps = mrt_attr_float(ctx, "epsilon", 1e-5f);
+    int axis;
+    MRT_TRY(mrt_normalize_axis(ctx, "attribute 'axis'", mrt_attr_int(ctx, "axis", -1), x->rank, &axis));
+    int64_t outer = 1, M = 1;
+    for (int a = 0; a < x->rank; a++) {
+        if (a < axis) outer *= x->shape[a];
+        else M *= x->shape[a];
+    }
+    if (outer == 0) return MRT_STATUS_OK;
+    int64_t view[2] = {outer, M};
+    bool red[2] = {false, true};
+    double *stats = dalloc(2 * outer);
+    int64_t ls = 0, lb = 0;
+    double *es = M ? expand_param(sc, x, axis, &ls) : NULL;
+    double *eb = M && bi ? expand_param(bi, x, axis, &lb) : NULL;
+    mrt_status st = MRT_STATUS_OK;
+    if (!stats || (M && !es) || (M && bi && !eb)) st = oom(ctx, 2 * outer);
+    double *mean = stats, *inv = stats ? stats + outer : NULL;
+    if (!st && rms) {
+        st = mrt_cpu_reduce_f64(x->dtype, 2, view, x->data, red, MRT_REDUCE_SUMSQ, NULL, inv);
+        for (int64_t r = 0; !st && r < outer; r++) {
+            mean[r] = 0;
+            inv[r] = 1.0 / sqrt(inv[r] / (double)M + eps);
+        }
+    } else if (!st) {
+        st = moments(x->dtype, 2, view, x->data, red, mean, inv, outer);
+        for (int64_t r = 0; !st && r < outer; r++) inv[r] = 1.0 / sqrt(inv[r] + eps);
+    }
+    for (int64_t r = 0; !st && M > 0 && r < outer; r++) {
+        const double *s = es + (r * M) % ls, *b = eb ? eb + (r * M) % lb : NULL;
+        for (int64_t j0 = 0; j0 < M; j0 += CHUNK) {
+            double v[CHUNK];
+            int64_t m = M - j0 < CHUNK ? M - j0 : CHUNK;
+            mrt_cpu_load_f64(x->dtype, x->data, r * M + j0, 1, m, v);
+            for (int64_t k = 0; k < m; k++) {
+                v[k] = (v[k] - mean[r]) * inv[r] * s[j0 + k];
+                if (b) v[k] += b[j0 + k];
+            }
+            mrt_cpu_store_f64(y->dtype, y->data, r * M + j0, 1, m, v);
+        }
+    }
+    if (!st && om) mrt_cpu_store_f64(om->dtype, om->data, 0, 1, outer, mean);
+    if (!st && oi) mrt_cpu_store_f64(oi->dtype, oi->data, 0, 1, outer, inv);
+    free(stats);
+    free(es);
+    free(eb);
+    return st;
+}
+
+static mrt_status mrt_cpu_layernorm(mrt_op_ctx *ctx) { return layer_norm(ctx, false); }
+static mrt_status mrt_cpu_rmsnorm(mrt_op_ctx *ctx) { return layer_norm(ctx, true); }
+
+/* ------------------------------------------------------------------ LpNormalization, MVN */
+
+static mrt_status mrt_cpu_lpnorm(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int axis;
+    MRT_TRY(mrt_normalize_axis(ctx, "attribute 'axis'", mrt_attr_int(ctx, "axis", -1), x->rank, &axis));
+    bool red[MRT_MAX_RANK];
+    int64_t on = 1;
+    for (int a = 0; a < x->rank; a++) {
+        red[a] = a == axis;
+        if (a != axis) on *= x->shape[a];
+    }
+    if (mrt_tensor_numel(x) == 0) return MRT_STATUS_OK;
+    double *A = dalloc(2 * on);
+    if (!A) return oom(ctx, 2 * on);
+    double *B = A + on;
+    mrt_reduce_kind kind = mrt_attr_int(ctx, "p", 2) == 1 ? MRT_REDUCE_L1 : MRT_REDUCE_L2;
+    mrt_status st = mrt_cpu_reduce_f64(x->dtype, x->rank, x->shape, x->data, red, kind, NULL, A);
+    if (!st) {
+        /* a zero norm gives zeros (the spec's rule), not 0/0 */
+        for (int64_t o = 0; o < on; o++) {
+            A[o] = A[o] == 0 ? 0 : 1.0 / A[o];
+            B[o] = 0;
+        }
+        mrt_cpu_affine_f64(x->dtype, x->rank, x->shape, x->data, red, A, B, y->dtype, y->data);
+    }
+    free(A);
+    return st;
+}
+
+static mrt_status mrt_cpu_mvn(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    const int64_t *axes;
+    int64_t n_axes;
+    static const int64_t def_axes[3] = {0, 2, 3};
+    if (!mrt_attr_ints(ctx, "axes", &axes, &n_axes)) {
+        axes = def_axes;
+        n_axes = 3;
+    }
+    bool red[MRT_MAX_RANK] = {false};
+    for (int64_t i = 0; i < n_axes; i++) {
+        int ax;
+        MRT_TRY(mrt_normalize_axis(ctx, "axes value", axes[i], x->rank, &ax));
+        red[ax] = true;
+    }
+    if (mrt_tensor_numel(x) == 0) return MRT_STATUS_OK;
+    int64_t on = 1;
+    for (int a = 0; a < x->rank; a++)
+        if (!red[a]) on *= x->shape[a];
+    double *mean = dalloc(2 * on);
+    if (!mean) return oom(ctx, 2 * on);
+    double *var = mean + on;
+    mrt_status st = moments(x->dtype, x->rank, x->shape, x->data, red, mean, var, on);
+    if (!st) {
+        /* the spec's function: (x - mean) / (sqrt(var) + 1e-9) */
+        for (int64_t o = 0; o < on; o++) {
+            var[o] = 1.0 / (sqrt(var[o]) + 1e-9);
+            mean[o] = -mean[o] * var[o];
+        }
+        mrt_cpu_affine_f64(x->dtype, x->rank, x->shape, x->data, red, var, mean, y->dtype, y->data);
+    }
+    free(mean);
+    return st;
+}
+
+/* ------------------------------------------------------------------ LRN */
+
+static mrt_status mrt_cpu_lrn(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t size = mrt_attr_int(ctx, "size", 1);
+    double alpha = mrt_attr_float(ctx, "alpha", 1e-4f), beta = mrt_attr_float(ctx, "beta", 0.75f),
+           bias = mrt_attr_float(ctx, "bias", 1.0f);
+    int64_t n = x->shape[0], c = x->shape[1], s = 1;
+    for (int a = 2; a < x->rank; a++) s *= x->shape[a];
+    if (n * c * s == 0) return MRT_STATUS_OK;
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    double *xb = dalloc(2 * c * CHUNK);
+    if (!xb) return oom(ctx, 2 * c * CHUNK);
+    double *sq = xb + c * CHUNK;
+    double coef = alpha / (double)size;
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t s0 = 0; s0 < s; s0 += CHUNK) {
+            int64_t m = s - s0 < CHUNK ? s - s0 : CHUNK;
+            for (int64_t ch = 0; ch < c; ch++) {
+                mrt_cpu_load_f64(x->dtype, x->data, (i * c + ch) * s + s0, 1, m, xb + ch * m);
+                for (int64_t k = 0; k < m; k++) sq[ch * m + k] = xb[ch * m + k] * xb[ch * m + k];
+            }
+            for (int64_t ch = 0; ch < c; ch++) {
+                double acc[CHUNK];
+                int64_t c0 = ch - lo < 0 ? 0 : ch - lo, c1 = ch + hi > c - 1 ? c - 1 : ch + hi;
+                for (int64_t k = 0; k < m; k++) acc[k] = 0;
+                for (int64_t cc = c0; cc <= c1; cc++)
+                    for (int64_t k = 0; k < m; k++) acc[k] += sq[cc * m + k];
+                for (int64_t k = 0; k < m; k++) acc[k] = xb[ch * m + k] / pow(bias + coef * acc[k], beta);
+                mrt_cpu_store_f64(y->dtype, y->data, (i * c + ch) * s + s0, 1, m, acc);
+            }
+        }
+    }
+    free(xb);
+    return MRT_STATUS_OK;
+}
 
 const mrt_kernel mrt_cpu_kernels_norm[] = {
+    {"", "BatchNormalization", 1, mrt_cpu_batchnorm, NULL},
+    {"", "BatchNormalization", 6, mrt_cpu_batchnorm, NULL},
+    {"", "BatchNormalization", 7, mrt_cpu_batchnorm, NULL},
+    {"", "BatchNormalization", 9, mrt_cpu_batchnorm, NULL},
+    {"", "BatchNormalization", 14, mrt_cpu_batchnorm, NULL},
+    {"", "BatchNormalization", 15, mrt_cpu_batchnorm, NULL},
+    {"", "InstanceNormalization", 1, mrt_cpu_instancenorm, NULL},
+    {"", "InstanceNormalization", 6, mrt_cpu_instancenorm, NULL},
+    {"", "InstanceNormalization", 22, mrt_cpu_instancenorm, NULL},
+    {"", "LayerNormalization", 17, mrt_cpu_layernorm, NULL},
+    {"", "RMSNormalization", 23, mrt_cpu_rmsnorm, NULL},
+    {"", "GroupNormalization", 18, mrt_cpu_groupnorm, NULL},
+    {"", "GroupNormalization", 21, mrt_cpu_groupnorm, NULL},
+    {"", "LpNormalization", 1, mrt_cpu_lpnorm, NULL},
+    {"", "LpNormalization", 22, mrt_cpu_lpnorm, NULL},
+    {"", "MeanVarianceNormalization", 9, mrt_cpu_mvn, NULL},
+    {"", "MeanVarianceNormalization", 13, mrt_cpu_mvn, NULL},
+    {"", "LRN", 1, mrt_cpu_lrn, NULL},
+    {"", "LRN", 13, mrt_cpu_lrn, NULL},
     {0},
 };

@@ -1,6 +1,429 @@
-/* CPU kernels for the pool family. */
+/* CPU kernels: MaxPool 1-22 (float/double/int8/uint8, float16/bfloat16 via float; Indices with storage_order),
+ * AveragePool 1-22, LpPool 1-22, GlobalAveragePool/GlobalMaxPool 1/22, GlobalLpPool 1/2/22, MaxRoiPool 1/22,
+ * MaxUnpool 9/11/22. N-D windows with pads, strides, dilations and ceil_mode; single-threaded. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/opdef/conv.h"
 #include "engine/registry.h"
+#include "ops_cpu/linear.h"
+
+static int64_t prod(int n, const int64_t *v)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= v[i];
+    return p;
+}
+
+static bool odometer_next(int n, int64_t *idx, const int64_t *dims)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (++idx[i] < dims[i]) return true;
+        idx[i] = 0;
+    }
+    return false;
+}
+
+/* The window of output position oidx: per dim its first in-position, the kernel taps [klo, khi) that land
+   inside the input, and how many taps lie inside the padded input (for count_include_pad). */
+typedef struct win_taps {
+    int64_t start[MRT_MAX_RANK], klo[MRT_MAX_RANK], khi[MRT_MAX_RANK];
+    int64_t n_valid, n_padded;
+} win_taps;
+
+static void taps_of(const mrt_window *w, const int64_t *oidx, win_taps *t)
+{
+    t->n_valid = 1;
+    t->n_padded = 1;
+    for (int i = 0; i < w->nsp; i++) {
+        int64_t s = oidx[i] * w->stride[i] - w->pad_begin[i], d = w->dilation[i], k = w->kernel[i], in = w->in[i];
+        int64_t lo = s >= 0 ? 0 : (-s + d - 1) / d;
+        int64_t hi = in - s <= 0 ? 0 : (in - s + d - 1) / d;
+        int64_t hp = in + w->pad_end[i] - s <= 0 ? 0 : (in + w->pad_end[i] - s + d - 1) / d;
+        if (hi > k) hi = k;
+        if (hp > k) hp = k;
+        if (lo > hi) lo = hi;
+        t->start[i] = s;
+        t->klo[i] = lo;
+        t->khi[i] = hi;
+        t->n_valid *= hi - lo;
+        t->n_padded *= hp;
+    }
+}
+
+/* Visit every valid tap of a window: BODY sees `xp` (the plane) and `off` (row-major spatial offset).
+   The outer dims advance with an odometer, the last dim is a plain loop. */
+#define FOR_EACH_TAP(w, t, instride, BODY)                                                                         \
+    do {                                                                                                           \
+        int last_ = (w)->nsp - 1;                                                                                  \
+        int64_t kk_[MRT_MAX_RANK];                                                                                 \
+        for (int i_ = 0; i_ < last_; i_++) kk_[i_] = (t)->klo[i_];                                                 \
+        int64_t dl_ = (w)->dilation[last_];                                                                        \
+        for (;;) {                                                                                                 \
+            int64_t row_ = 0;                                                                                      \
+            for (int i_ = 0; i_ < last_; i_++)                                                                     \
+                row_ += ((t)->start[i_] + kk_[i_] * (w)->dilation[i_]) * (instride)[i_];                           \
+            row_ += (t)->start[last_];                                                                             \
+            for (int64_t k_ = (t)->klo[last_]; k_ < (t)->khi[last_]; k_++) {                                       \
+                int64_t off = row_ + k_ * dl_;                                                                     \
+                BODY;                                                                                              \
+            }                                                                                                      \
+            int i_ = last_ - 1;                                                                                    \
+            for (; i_ >= 0; i_--) {                                                                                \
+                if (++kk_[i_] < (t)->khi[i_]) break;                                                               \
+                kk_[i_] = (t)->klo[i_];                                                                            \
+            }                                                                                                      \
+            if (i_ < 0) break;                                                                                     \
+        }                                                                                                          \
+    } while (0)
+
+/* ------------------------------------------------------------------ MaxPool */
+
+/* Indices are flat over the whole input: plane * spatial + the spatial offset, row-major or (storage_order 1)
+   column-major. NaN wins (as in numpy/torch); ties keep the first tap. A window without valid taps (only
+   when pads >= kernel) gives 0. */
+#define MAXPOOL(T, SUF)                                                                                            \
+    static void maxpool_##SUF(const mrt_window *w, int64_t planes, const T *x, T *y, int64_t *ind, bool col_major) \
+    {                                                                                                              \
+        int nsp = w->nsp;                                                                                          \
+        int64_t in_numel = prod(nsp, w->in), out_numel = prod(nsp, w->out);                                        \
+        int64_t instride[MRT_MAX_RANK], cstride[MRT_MAX_RANK];                                                     \
+        mrt_shape_strides(nsp, w->in, instride);                                                                   \
+        cstride[0] = 1;                                                                                            \
+        for (int i = 1; i < nsp; i++) cstride[i] = cstride[i - 1] * w->in[i - 1];                                  \
+        for (int64_t pl = 0; pl < planes; pl++) {                                                                  \
+            const T *xp = x + pl * in_numel;                                                                       \
+            int64_t oidx[MRT_MAX_RANK] = {0};                                                                      \
+            for (int64_t o = 0; o < out_numel; o++, odometer_next(nsp, oidx, w->out)) {                            \
+                win_taps t;                                                                                        \
+                taps_of(w, oidx, &t);                                                                              \
+                T best = 0;                                                                                        \
+                int64_t arg = -1;                                                                                  \
+                if (t.n_valid > 0)                                                                                 \
+                    FOR_EACH_TAP(w, &t, instride, {                                                                \
+                        T v = xp[off];                                                                             \
+                        if (arg < 0 || (best == best && (v > best || v != v))) {                                   \
+                            best = v;                                                                              \
+                            arg = off;                                                                             \
+                        }                                                                                          \
+                    });                                                                                            \
+                y[pl * out_numel + o] = best;                                                                      \
+                if (!ind) continue;                                                                                \
+                if (arg < 0) {                                                                                     \
+                    ind[pl * out_numel + o] = pl * in_numel;                                                       \
+                    continue;                                                                                      \
+                }                                                                                                  \
+                if (col_major) {                                                                                   \
+                    int64_t cm = 0;                                                                                \
+                    for (int i = 0; i < nsp; i++) cm += (arg / instride[i]) % w->in[i] * cstride[i];               \
+                    arg = cm;                                                                                      \
+                }                                                                                                  \
+                ind[pl * out_numel + o] = pl * in_numel + arg;                                                     \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+MAXPOOL(float, f32)
+MAXPOOL(double, f64)
+MAXPOOL(int8_t, i8)
+MAXPOOL(uint8_t, u8)
+
+static mrt_status mrt_cpu_maxpool(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0), *ind = mrt_output(ctx, 1);
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, x, &w));
+    int64_t planes = x->shape[0] * x->shape[1];
+    int64_t *id = ind ? ind->data : NULL;
+    bool cm = mrt_attr_int(ctx, "storage_order", 0) == 1;
+    switch (x->dtype) {
+    case MRT_DTYPE_FLOAT: maxpool_f32(&w, planes, x->data, y->data, id, cm); break;
+    case MRT_DTYPE_DOUBLE: maxpool_f64(&w, planes, x->data, y->data, id, cm); break;
+    case MRT_DTYPE_INT8: maxpool_i8(&w, planes, x->data, y->data, id, cm); break;
+    case MRT_DTYPE_UINT8: maxpool_u8(&w, planes, x->data, y->data, id, cm); break;
+    case MRT_DTYPE_FLOAT16:
+    case MRT_DTYPE_BFLOAT16: {
+        int64_t ny = mrt_tensor_numel(y);
+        float *fx = mrt_lin_widen(x), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
+        if (fx && fy) {
+            maxpool_f32(&w, planes, fx, fy, id, cm);
+            mrt_lin_narrow(y, fy);
+        }
+        bool ok = fx && fy;
+        free(fx);
+        free(fy);
+        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        break;
+    }
+    default:
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(x->dtype));
+    }
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ AveragePool / LpPool */
+
+typedef enum avg_kind { AVG_MEAN, AVG_LP } avg_kind;
+
+/* Mean over the window (count_include_pad: divide by the taps inside the padded input), or the p-norm of the
+   valid taps (padding contributes 0). Sums accumulate in double. */
+#define AVGPOOL(T, SUF)                                                                                            \
+    static void avgpool_##SUF(const mrt_window *w, int64_t planes, const T *x, T *y, avg_kind kind,                \
+                              bool include_pad, double p)                                                          \
+    {                                                                                                              \
+        int nsp = w->nsp;                                                                                          \
+        int64_t in_numel = prod(nsp, w->in), out_numel = prod(nsp, w->out);                                        \
+        int64_t instride[MRT_MAX_RANK];                                                                            \
+        mrt_shape_strides(nsp, w->in, instride);                                                                   \
+        for (int64_t pl = 0; pl < planes; pl++) {                                                                  \
+            const T *xp = x + pl * in_numel;                                                                       \
+            int64_t oidx[MRT_MAX_RANK] = {0};                                                                      \
+            for (int64_t o = 0; o < out_numel; o++, odometer_next(nsp, oidx, w->out)) {                            \
+                win_taps t;                                                                                        \
+                taps_of(w, oidx, &t);                                                                              \
+                double s = 0;                                                                                      \
+                double r;                                                                                          \
+                if (t.n_valid > 0) {                                                                               \
+                    if (kind == AVG_MEAN) FOR_EACH_TAP(w, &t, instride, s += xp[off]);                             \
+                    else if (p == 2.0) FOR_EACH_TAP(w, &t, instride, s += (double)xp[off] * xp[off]);              \
+                    else if (p == 1.0) FOR_EACH_TAP(w, &t, instride, s += fabs((double)xp[off]));                  \
+                    else FOR_EACH_TAP(w, &t, instride, s += pow(fabs((double)xp[off]), p));                        \
+                }                                                                                                  \
+                if (kind == AVG_MEAN) {                                                                            \
+                    int64_t den = include_pad ? t.n_padded : t.n_valid;                                            \
+                    r = den > 0 ? s / (double)den : 0.0;                                                           \
+                } else {                                                                                           \
+                    r = p == 2.0 ? sqrt(s) : p == 1.0 ? s : pow(s, 1.0 / p);                                       \
+                }                                                                                                  \
+                y[pl * out_numel + o] = (T)r;                                                                      \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+AVGPOOL(float, f32)
+AVGPOOL(double, f64)
+
+static mrt_status run_avg(mrt_op_ctx *ctx, const mrt_window *w, avg_kind kind, bool include_pad, double p)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t planes = x->shape[0] * x->shape[1];
+    switch (x->dtype) {
+    case MRT_DTYPE_FLOAT: avgpool_f32(w, planes, x->data, y->data, kind, include_pad, p); break;
+    case MRT_DTYPE_DOUBLE: avgpool_f64(w, planes, x->data, y->data, kind, include_pad, p); break;
+    case MRT_DTYPE_FLOAT16:
+    case MRT_DTYPE_BFLOAT16: {
+        int64_t ny = mrt_tensor_numel(y);
+        float *fx = mrt_lin_widen(x), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
+        if (fx && fy) {
+            avgpool_f32(w, planes, fx, fy, kind, include_pad, p);
+            mrt_lin_narrow(y, fy);
+        }
+        bool ok = fx && fy;
+        free(fx);
+        free(fy);
+        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        break;
+    }
+    default:
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(x->dtype));
+    }
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_avgpool(mrt_op_ctx *ctx)
+{
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, mrt_input(ctx, 0), &w));
+    bool include_pad = ctx->opset >= 7 && mrt_attr_int(ctx, "count_include_pad", 0) != 0;
+    return run_avg(ctx, &w, AVG_MEAN, include_pad, 1.0);
+}
+
+static mrt_status mrt_cpu_lppool(mrt_op_ctx *ctx)
+{
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, mrt_input(ctx, 0), &w));
+    return run_avg(ctx, &w, AVG_LP, false, mrt_attr_float(ctx, "p", 2.0f));
+}
+
+/* Global pools: the window is the whole spatial extent. */
+static mrt_status run_global(mrt_op_ctx *ctx, int kind)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_window w;
+    memset(&w, 0, sizeof w);
+    w.nsp = x->rank - 2;
+    for (int i = 0; i < w.nsp; i++) {
+        w.in[i] = w.kernel[i] = x->shape[i + 2];
+        w.out[i] = w.stride[i] = w.dilation[i] = 1;
+    }
+    if (w.nsp == 0) { /* [N, C]: a window of one element */
+        w.nsp = 1;
+        w.in[0] = w.kernel[0] = w.out[0] = w.stride[0] = w.dilation[0] = 1;
+    }
+    if (kind == 0) {
+        int64_t planes = x->shape[0] * x->shape[1];
+        mrt_tensor *y = mrt_output(ctx, 0);
+        switch (x->dtype) {
+        case MRT_DTYPE_FLOAT: maxpool_f32(&w, planes, x->data, y->data, NULL, false); return MRT_STATUS_OK;
+        case MRT_DTYPE_DOUBLE: maxpool_f64(&w, planes, x->data, y->data, NULL, false); return MRT_STATUS_OK;
+        default: break;
+        }
+        if (!mrt_lin_is_half(x->dtype))
+            return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(x->dtype));
+        int64_t ny = mrt_tensor_numel(y);
+        float *fx = mrt_lin_widen(x), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
+        if (fx && fy) {
+            maxpool_f32(&w, planes, fx, fy, NULL, false);
+            mrt_lin_narrow(y, fy);
+        }
+        bool ok = fx && fy;
+        free(fx);
+        free(fy);
+        return ok ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+    }
+    if (kind == 1) return run_avg(ctx, &w, AVG_MEAN, false, 1.0);
+    return run_avg(ctx, &w, AVG_LP, false, mrt_attr_float(ctx, "p", 2.0f));
+}
+
+static mrt_status mrt_cpu_globalmaxpool(mrt_op_ctx *ctx) { return run_global(ctx, 0); }
+static mrt_status mrt_cpu_globalaveragepool(mrt_op_ctx *ctx) { return run_global(ctx, 1); }
+static mrt_status mrt_cpu_globallppool(mrt_op_ctx *ctx) { return run_global(ctx, 2); }
+
+/* ------------------------------------------------------------------ MaxRoiPool */
+
+/* Each ROI (batch, x1, y1, x2, y2) is scaled and rounded to input cells, split into pooled_h x pooled_w
+   bins (floor/ceil bin edges, clipped to the image); an empty bin gives 0. */
+#define ROIPOOL(T, SUF)                                                                                            \
+    static mrt_status roipool_##SUF(const mrt_op_ctx *ctx, const mrt_tensor *xt, const T *x, const T *rois,        \
+                                    int64_t n_rois, int64_t ph, int64_t pw, double scale, T *y)                    \
+    {                                                                                                              \
+        int64_t nb = xt->shape[0], c = xt->shape[1], h = xt->shape[2], wd = xt->shape[3];                          \
+        for (int64_t r = 0; r < n_rois; r++) {                                                                     \
+            const T *roi = rois + r * 5;                                                                           \
+            double bd = (double)roi[0];                                                                            \
+            if (!(bd >= 0 && bd < (double)nb))                                                                     \
+                return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "roi %lld has batch index %g, outside [0, %lld)",  \
+                                   (long long)r, bd, (long long)nb);                                               \
+            int64_t b = (int64_t)bd;                                                                               \
+            double x1 = round((double)roi[1] * scale), y1 = round((double)roi[2] * scale);                         \
+            double x2 = round((double)roi[3] * scale), y2 = round((double)roi[4] * scale);                         \
+            double rh = fmax(y2 - y1 + 1, 1.0), rw = fmax(x2 - x1 + 1, 1.0);                                       \
+            double bh = rh / (double)ph, bw = rw / (double)pw;                                                     \
+            for (int64_t ch = 0; ch < c; ch++) {                                                                   \
+                const T *xp = x + (b * c + ch) * h * wd;                                                           \
+                T *yp = y + (r * c + ch) * ph * pw;                                                                \
+                for (int64_t i = 0; i < ph; i++) {                                                                 \
+                    double hs = fmin(fmax(floor((double)i * bh) + y1, 0.0), (double)h);                            \
+                    double he = fmin(fmax(ceil((double)(i + 1) * bh) + y1, 0.0), (double)h);                       \
+                    for (int64_t j = 0; j < pw; j++) {                                                             \
+                        double ws = fmin(fmax(floor((double)j * bw) + x1, 0.0), (double)wd);                       \
+                        double we = fmin(fmax(ceil((double)(j + 1) * bw) + x1, 0.0), (double)wd);                  \
+                        T best = 0;                                                                                \
+                        bool any = false;                                                                          \
+                        for (int64_t yy = (int64_t)hs; yy < (int64_t)he; yy++)                                     \
+                            for (int64_t xx = (int64_t)ws; xx < (int64_t)we; xx++) {                               \
+                                T v = xp[yy * wd + xx];                                                            \
+                                if (!any || v > best) best = v;                                                    \
+                                any = true;                                                                        \
+                            }                                                                                      \
+                        yp[i * pw + j] = best;                                                                     \
+                    }                                                                                              \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+        return MRT_STATUS_OK;                                                                                      \
+    }
+ROIPOOL(float, f32)
+ROIPOOL(double, f64)
+
+static mrt_status mrt_cpu_maxroipool(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *rois = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t ph = y->shape[2], pw = y->shape[3], n = rois->shape[0];
+    double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f);
+    switch (x->dtype) {
+    case MRT_DTYPE_FLOAT: return roipool_f32(ctx, x, x->data, rois->data, n, ph, pw, scale, y->data);
+    case MRT_DTYPE_DOUBLE: return roipool_f64(ctx, x, x->data, rois->data, n, ph, pw, scale, y->data);
+    case MRT_DTYPE_FLOAT16:
+    case MRT_DTYPE_BFLOAT16: {
+        int64_t ny = mrt_tensor_numel(y);
+        float *fx = mrt_lin_widen(x), *fr = mrt_lin_widen(rois), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
+        mrt_status st = MRT_STATUS_OK;
+        if (fx && fr && fy) {
+            st = roipool_f32(ctx, x, fx, fr, n, ph, pw, scale, fy);
+            if (!st) mrt_lin_narrow(y, fy);
+        } else {
+            st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        }
+        free(fx);
+        free(fr);
+        free(fy);
+        return st;
+    }
+    default:
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(x->dtype));
+    }
+}
+
+/* ------------------------------------------------------------------ MaxUnpool */
+
+/* Y = 0 except Y.flat[I[i]] = X.flat[i]; indices are flat over the whole output, as MaxPool produces them. */
+static mrt_status mrt_cpu_maxunpool(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *ind = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    if (!y->data) { /* the output_shape input was not constant: size the output now */
+        int rank;
+        int64_t shape[MRT_MAX_RANK];
+        MRT_TRY(mrt_maxunpool_shape(ctx, &rank, shape));
+        MRT_TRY(mrt_output_alloc(ctx, 0, x->dtype, rank, shape, &y));
+    }
+    size_t es = (size_t)mrt_dtype_bits(x->dtype) / 8;
+    int64_t nx = mrt_tensor_numel(x), ny = mrt_tensor_numel(y);
+    memset(y->data, 0, (size_t)ny * es);
+    const int64_t *id = ind->data;
+    for (int64_t i = 0; i < nx; i++) {
+        if (id[i] < 0 || id[i] >= ny) {
+            char ys[256];
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "input 'I' has index %lld at %lld, outside the output %s",
+                               (long long)id[i], (long long)i, mrt_shape_describe(y->rank, y->shape, ys, sizeof ys));
+        }
+        memcpy((char *)y->data + (size_t)id[i] * es, (const char *)x->data + (size_t)i * es, es);
+    }
+    return MRT_STATUS_OK;
+}
 
 const mrt_kernel mrt_cpu_kernels_pool[] = {
+    {"", "MaxPool", 1, mrt_cpu_maxpool, NULL},
+    {"", "MaxPool", 8, mrt_cpu_maxpool, NULL},
+    {"", "MaxPool", 10, mrt_cpu_maxpool, NULL},
+    {"", "MaxPool", 11, mrt_cpu_maxpool, NULL},
+    {"", "MaxPool", 12, mrt_cpu_maxpool, NULL},
+    {"", "MaxPool", 22, mrt_cpu_maxpool, NULL},
+    {"", "AveragePool", 1, mrt_cpu_avgpool, NULL},
+    {"", "AveragePool", 7, mrt_cpu_avgpool, NULL},
+    {"", "AveragePool", 10, mrt_cpu_avgpool, NULL},
+    {"", "AveragePool", 11, mrt_cpu_avgpool, NULL},
+    {"", "AveragePool", 19, mrt_cpu_avgpool, NULL},
+    {"", "AveragePool", 22, mrt_cpu_avgpool, NULL},
+    {"", "LpPool", 1, mrt_cpu_lppool, NULL},
+    {"", "LpPool", 2, mrt_cpu_lppool, NULL},
+    {"", "LpPool", 11, mrt_cpu_lppool, NULL},
+    {"", "LpPool", 18, mrt_cpu_lppool, NULL},
+    {"", "LpPool", 22, mrt_cpu_lppool, NULL},
+    {"", "GlobalAveragePool", 1, mrt_cpu_globalaveragepool, NULL},
+    {"", "GlobalAveragePool", 22, mrt_cpu_globalaveragepool, NULL},
+    {"", "GlobalMaxPool", 1, mrt_cpu_globalmaxpool, NULL},
+    {"", "GlobalMaxPool", 22, mrt_cpu_globalmaxpool, NULL},
+    {"", "GlobalLpPool", 1, mrt_cpu_globallppool, NULL},
+    {"", "GlobalLpPool", 2, mrt_cpu_globallppool, NULL},
+    {"", "GlobalLpPool", 22, mrt_cpu_globallppool, NULL},
+    {"", "MaxRoiPool", 1, mrt_cpu_maxroipool, NULL},
+    {"", "MaxRoiPool", 22, mrt_cpu_maxroipool, NULL},
+    {"", "MaxUnpool", 9, mrt_cpu_maxunpool, NULL},
+    {"", "MaxUnpool", 11, mrt_cpu_maxunpool, NULL},
+    {"", "MaxUnpool", 22, mrt_cpu_maxunpool, NULL},
     {0},
 };

@@ -1,6 +1,104 @@
-/* CPU kernels for the softmax family. */
+/* CPU kernels: Softmax, LogSoftmax, Hardmax 1/11/13 (float16, bfloat16, float, double), computed in double
+ * on blocks of the [outer, n, inner] view, numerically stable (the max along the axis is subtracted). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "engine/registry.h"
+#include "ops_cpu/reduce.h"
+
+/* Doubles per working block: n rows of up to J columns of the inner dims. */
+#define BLOCK 8192
+
+enum { SM_SOFTMAX, SM_LOG, SM_HARD };
+
+static void block_softmax(int kind, double *buf, int64_t n, int64_t m, double *mx, double *sm, int64_t *idx)
+{
+    for (int64_t k = 0; k < m; k++) {
+        mx[k] = buf[k];
+        idx[k] = 0;
+    }
+    for (int64_t i = 1; i < n; i++) {
+        const double *row = buf + i * m;
+        for (int64_t k = 0; k < m; k++) {
+            double v = row[k], b = mx[k];
+            /* first maximum; a NaN wins (and stays), as numpy's argmax/max do */
+            if (b == b && (v > b || v != v)) {
+                mx[k] = v;
+                idx[k] = i;
+            }
+        }
+    }
+    if (kind == SM_HARD) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = 0; k < m; k++) buf[i * m + k] = idx[k] == i ? 1.0 : 0.0;
+        return;
+    }
+    for (int64_t k = 0; k < m; k++) sm[k] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double *row = buf + i * m;
+        if (kind == SM_SOFTMAX) {
+            for (int64_t k = 0; k < m; k++) {
+                row[k] = exp(row[k] - mx[k]);
+                sm[k] += row[k];
+            }
+        } else {
+            for (int64_t k = 0; k < m; k++) sm[k] += exp(row[k] - mx[k]);
+        }
+    }
+    if (kind == SM_SOFTMAX) {
+        for (int64_t k = 0; k < m; k++) sm[k] = 1.0 / sm[k];
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = 0; k < m; k++) buf[i * m + k] *= sm[k];
+    } else {
+        /* (x - max) is exact for nearby values; subtracting max + log(sum) at once would round at the
+           magnitude of max */
+        for (int64_t k = 0; k < m; k++) sm[k] = log(sm[k]);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = 0; k < m; k++) buf[i * m + k] = (buf[i * m + k] - mx[k]) - sm[k];
+    }
+}
+
+static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    const char *op = ctx->node->op_type;
+    int kind = strcmp(op, "Softmax") == 0 ? SM_SOFTMAX : strcmp(op, "LogSoftmax") == 0 ? SM_LOG : SM_HARD;
+    int64_t outer, n, inner;
+    MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner));
+    if (outer == 0 || n == 0 || inner == 0) return MRT_STATUS_OK;
+    int64_t J = inner;
+    if (n * J > BLOCK) J = BLOCK / n > 0 ? BLOCK / n : 1;
+    double *buf = malloc((size_t)(n * J + 2 * J) * sizeof(double));
+    int64_t *idx = malloc((size_t)J * sizeof(int64_t));
+    if (!buf || !idx) {
+        free(buf);
+        free(idx);
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory for a %lld x %lld block", (long long)n,
+                           (long long)J);
+    }
+    double *mx = buf + n * J, *sm = mx + J;
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t j0 = 0; j0 < inner; j0 += J) {
+            int64_t m = inner - j0 < J ? inner - j0 : J;
+            for (int64_t i = 0; i < n; i++)
+                mrt_cpu_load_f64(x->dtype, x->data, (o * n + i) * inner + j0, 1, m, buf + i * m);
+            block_softmax(kind, buf, n, m, mx, sm, idx);
+            for (int64_t i = 0; i < n; i++)
+                mrt_cpu_store_f64(y->dtype, y->data, (o * n + i) * inner + j0, 1, m, buf + i * m);
+        }
+    }
+    free(buf);
+    free(idx);
+    return MRT_STATUS_OK;
+}
+
+#define SOFTMAX_ROWS(op) {"", op, 1, mrt_cpu_softmax, NULL}, {"", op, 11, mrt_cpu_softmax, NULL}, {"", op, 13, mrt_cpu_softmax, NULL}
 
 const mrt_kernel mrt_cpu_kernels_softmax[] = {
+    SOFTMAX_ROWS("Softmax"),
+    SOFTMAX_ROWS("LogSoftmax"),
+    SOFTMAX_ROWS("Hardmax"),
     {0},
 };

@@ -1,4 +1,4 @@
-/* Shared pieces of the minirt command-line tool (tools/*.c). */
+/* Shared pieces of the minirt command-line tool (the files in tools/). */
 #pragma once
 
 #include <stdio.h>
@@ -20,7 +20,21 @@ int cli_fail_status(mrt_status st, const char *context);
 /* Replace every character outside [A-Za-z0-9._-] by '_' (in a new malloc'd string). */
 char *cli_sanitize_name(const char *name);
 
+/* Inputs bound from --input arguments: names and values own their memory. */
+typedef struct bound_inputs {
+    int n, cap;
+    char **names;
+    mrt_value *vals;
+} bound_inputs;
+/* Bind one --input argument ("NAME=PATH", or "PATH" for the next unbound input); returns an exit status. */
+int bind_arg(bound_inputs *b, const mrt_model *m, const char *arg);
+void bound_free(bound_inputs *b);
+/* The file part of an --input argument. */
+const char *input_arg_path(const char *arg);
+
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_diff(int argc, char **argv);

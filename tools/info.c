@@ -43,19 +43,37 @@ static void print_type(const mrt_type_info *t)
 
 int cmd_info(int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-') {
-        if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-            printf("usage: minirt info MODEL\n");
+    const char *path = NULL;
+    bool plugin_replace = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: minirt info MODEL [--plugin LIB.so]... [--plugin-replace]\n");
             return MRT_EXIT_OK;
+        } else if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) {
+            i++;
+        } else if (strcmp(argv[i], "--plugin-replace") == 0) {
+            plugin_replace = true;
+        } else if (argv[i][0] == '-' || path) {
+            cli_error("usage: minirt info MODEL [--plugin LIB.so]... [--plugin-replace]");
+            return MRT_EXIT_USAGE;
+        } else {
+            path = argv[i];
         }
-        cli_error("usage: minirt info MODEL");
+    }
+    if (!path) {
+        cli_error("usage: minirt info MODEL [--plugin LIB.so]... [--plugin-replace]");
         return MRT_EXIT_USAGE;
     }
+    for (int i = 1; i < argc; i++) /* plugins first: they change what the node list reports */
+        if (strcmp(argv[i], "--plugin") == 0) {
+            mrt_status pst = mrt_plugin_load(argv[++i], plugin_replace);
+            if (pst) return cli_fail_status(pst, NULL);
+        }
     mrt_model *m;
-    mrt_status st = mrt_model_load(argv[1], &m);
-    if (st) return cli_fail_status(st, argv[1]);
+    mrt_status st = mrt_model_load(path, &m);
+    if (st) return cli_fail_status(st, path);
     const mrt_graph *g = m->graph;
-    printf("model: %s\n", argv[1]);
+    printf("model: %s\n", path);
     printf("ir_version: %lld  producer: %s\n", (long long)m->ir_version, m->producer_name ? m->producer_name : "");
     printf("opsets:");
     for (int i = 0; i < m->n_opsets; i++)

@@ -13,6 +13,8 @@ static const char usage[] =
     "  info MODEL                                             inputs, outputs, opsets and nodes of a model\n"
     "  ops                                                    the operator table\n"
     "  conformance [--json FILE] [--require LIST] DIR...      run ONNX backend node tests\n"
+    "  compare A B [--atol X] [--rtol X] [--json FILE]        compare tensors (.npy/.npz/dump folders)\n"
+    "  diff MODEL --input ... [--against fp64|cpu|DIR]        first diverging node (chained + teacher-forced)\n"
     "\n"
     "Run 'minirt <command> --help' for the options of a command.\n";
 
@@ -63,6 +65,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
     if (strcmp(cmd, "conformance") == 0) return cmd_conformance(argc - 1, argv + 1);
+    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 1, argv + 1);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage, stdout);
         return MRT_EXIT_OK;

@@ -10,6 +10,7 @@
 #include "loader/npy.h"
 #include "loader/tensor_proto.h"
 #include "tools/cli.h"
+#include "tools/dump.h"
 
 static const char run_usage[] =
     "usage: minirt run MODEL [options]\n"
@@ -17,134 +18,17 @@ static const char run_usage[] =
     "                        the next unbound input in graph order (repeatable)\n"
     "  --output-dir DIR      write each output to DIR/<name>.npy (name sanitised to [A-Za-z0-9._-])\n"
     "  --threads N           CPU threads (default: all cores)\n"
-    "  --device cpu|cuda     execution device (default cpu)\n";
-
-static bool has_suffix(const char *s, const char *suf)
-{
-    size_t ls = strlen(s), lf = strlen(suf);
-    return ls >= lf && strcmp(s + ls - lf, suf) == 0;
-}
-
-typedef struct bound_inputs {
-    int n, cap;
-    char **names;
-    mrt_value *vals;
-} bound_inputs;
-
-static int bind(bound_inputs *b, const char *name, mrt_tensor t)
-{
-    for (int i = 0; i < b->n; i++)
-        if (strcmp(b->names[i], name) == 0) {
-            mrt_tensor_release(&t);
-            cli_error("input '%s' is given twice", name);
-            return MRT_EXIT_USAGE;
-        }
-    if (b->n == b->cap) {
-        int nc = b->cap ? b->cap * 2 : 8;
-        char **nn = realloc(b->names, (size_t)nc * sizeof *nn);
-        if (nn) b->names = nn;
-        mrt_value *nv = nn ? realloc(b->vals, (size_t)nc * sizeof *nv) : NULL;
-        if (!nn || !nv) {
-            mrt_tensor_release(&t);
-            cli_error("out of memory");
-            return MRT_EXIT_ERROR;
-        }
-        b->vals = nv;
-        b->cap = nc;
-    }
-    b->names[b->n] = strdup(name);
-    b->vals[b->n] = mrt_value_from_tensor(t);
-    b->n++;
-    return MRT_EXIT_OK;
-}
-
-static void bound_free(bound_inputs *b)
-{
-    for (int i = 0; i < b->n; i++) {
-        free(b->names[i]);
-        mrt_value_release(&b->vals[i]);
-    }
-    free(b->names);
-    free(b->vals);
-}
-
-static bool is_bound(const bound_inputs *b, const char *name)
-{
-    for (int i = 0; i < b->n; i++)
-        if (strcmp(b->names[i], name) == 0) return true;
-    return false;
-}
-
-/* One --input argument. */
-static int bind_arg(bound_inputs *b, const mrt_model *m, const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    char *name = NULL;
-    const char *path = arg;
-    /* NAME=PATH, unless the '=' is part of a path that exists as given */
-    struct stat sb;
-    if (eq && stat(arg, &sb) != 0) {
-        name = strndup(arg, (size_t)(eq - arg));
-        path = eq + 1;
-    }
-    int rc = MRT_EXIT_OK;
-    mrt_status st;
-    if (has_suffix(path, ".npz")) {
-        int n = 0;
-        char **names = NULL;
-        mrt_tensor *ts = NULL;
-        st = mrt_npz_read_file(path, &n, &names, &ts);
-        if (st) {
-            free(name);
-            return cli_fail_status(st, path);
-        }
-        for (int i = 0; i < n; i++) {
-            if (rc == MRT_EXIT_OK)
-                rc = bind(b, names[i], ts[i]);
-            else
-                mrt_tensor_release(&ts[i]);
-            free(names[i]);
-        }
-        free(names);
-        free(ts);
-        free(name);
-        return rc;
-    }
-    mrt_tensor t;
-    if (has_suffix(path, ".npy")) {
-        st = mrt_npy_read_file(path, &t);
-    } else if (has_suffix(path, ".pb")) {
-        char *pb_name = NULL;
-        st = mrt_tensor_proto_read_file(path, &t, &pb_name);
-        free(pb_name);
-    } else {
-        free(name);
-        cli_error("input file '%s': unknown format (expected .npy, .pb or .npz)", path);
-        return MRT_EXIT_USAGE;
-    }
-    if (st) {
-        free(name);
-        return cli_fail_status(st, path);
-    }
-    if (!name) {
-        for (int i = 0; i < mrt_model_n_inputs(m); i++) {
-            const char *in = mrt_model_input_name(m, i);
-            if (!is_bound(b, in)) {
-                name = strdup(in);
-                break;
-            }
-        }
-        if (!name) {
-            mrt_tensor_release(&t);
-            cli_error("input file '%s': every model input is already bound (the model has %d inputs)", path,
-                      mrt_model_n_inputs(m));
-            return MRT_EXIT_USAGE;
-        }
-    }
-    rc = bind(b, name, t);
-    free(name);
-    return rc;
-}
+    "  --device cpu|cuda     execution device (default cpu)\n"
+    "  --plugin LIB.so       load an op plugin before running (repeatable; see docs/custom_ops.md)\n"
+    "  --plugin-replace      let the plugins replace built-in ops\n"
+    "  --precision fp32|fp64 fp64: widen float32/16 weights and inputs and compute every op in float64\n"
+    "  --dump-all DIR        write every input, intermediate and output to DIR/<name>.npy + manifest.json\n"
+    "  --dump NAMES          with --dump-all: only these values (comma-separated)\n"
+    "  --dump-op-type TYPES  with --dump-all: only outputs of these op types (comma-separated)\n"
+    "  --stats               print plan statistics (folding, arena vs naive vs lower bound, plan time)\n"
+    "  --stats-json FILE     write them as JSON\n"
+    "  --no-mem-plan         one buffer per value instead of the planned arena (debugging)\n"
+    "  --no-fold             disable constant folding (debugging)\n";
 
 static void print_summary(const char *name, const mrt_value *v)
 {
@@ -222,11 +106,49 @@ static int write_outputs(const mrt_session *s, const char *dir)
     return MRT_EXIT_OK;
 }
 
+static int report_stats(const mrt_session *s, bool print, const char *json_path)
+{
+    mrt_session_stats st;
+    mrt_session_get_stats(s, &st);
+    if (print) {
+        fprintf(stderr, "plan: %d nodes (%d after folding), %.3f ms\n", st.nodes_before, st.nodes_after, st.plan_ms);
+        fprintf(stderr, "memory: arena %zu bytes, naive %zu bytes (%.1f%%), liveness lower bound %zu bytes (arena/bound %.3f), "
+                "in-place %d\n",
+                st.arena_peak_bytes, st.naive_bytes, st.naive_bytes ? 100.0 * (double)st.arena_peak_bytes / (double)st.naive_bytes : 0.0,
+                st.lower_bound_bytes, st.lower_bound_bytes ? (double)st.arena_peak_bytes / (double)st.lower_bound_bytes : 0.0,
+                st.inplace_count);
+    }
+    if (json_path) {
+        FILE *f = fopen(json_path, "w");
+        if (!f) {
+            cli_error("cannot write '%s': %s", json_path, strerror(errno));
+            return MRT_EXIT_ERROR;
+        }
+        fprintf(f,
+                "{\"nodes_before\": %d, \"nodes_after\": %d, \"arena_peak_bytes\": {\"cpu\": %zu}, "
+                "\"naive_bytes\": %zu, \"lower_bound_bytes\": %zu, \"inplace_count\": %d, \"plan_ms\": %.6f, "
+                "\"dynamic_nodes\": %d}\n",
+                st.nodes_before, st.nodes_after, st.arena_peak_bytes, st.naive_bytes, st.lower_bound_bytes,
+                st.inplace_count, st.plan_ms, st.dynamic_nodes);
+        if (fclose(f) != 0) {
+            cli_error("error writing '%s'", json_path);
+            return MRT_EXIT_ERROR;
+        }
+    }
+    return MRT_EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *out_dir = NULL;
-    const char **input_args = calloc((size_t)argc, sizeof(char *));
+    const char **input_args = calloc(2 * (size_t)argc, sizeof(char *));
     int n_input_args = 0;
+    const char **plugins = input_args + argc; /* --plugin paths share the allocation */
+    int n_plugins = 0;
+    bool plugin_replace = false, stats = false;
+    const char *stats_json = NULL;
+    dump_options dopt = {NULL, NULL, NULL};
+    dump_ctx *dump = NULL;
     mrt_session_options opt = mrt_session_options_default();
     int rc = MRT_EXIT_OK;
     if (!input_args) return MRT_EXIT_ERROR;
@@ -252,6 +174,33 @@ int cmd_run(int argc, char **argv)
             opt.n_threads = (int)v;
         } else if (strcmp(a, "--device") == 0 && has_next) {
             opt.device = argv[++i];
+        } else if (strcmp(a, "--plugin") == 0 && has_next) {
+            plugins[n_plugins++] = argv[++i];
+        } else if (strcmp(a, "--plugin-replace") == 0) {
+            plugin_replace = true;
+        } else if (strcmp(a, "--precision") == 0 && has_next) {
+            const char *p = argv[++i];
+            if (strcmp(p, "fp64") == 0) {
+                opt.precision = MRT_PRECISION_FP64;
+            } else if (strcmp(p, "fp32") != 0 && strcmp(p, "default") != 0) {
+                cli_error("--precision expects fp32 or fp64, got '%s'", p);
+                free(input_args);
+                return MRT_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--dump-all") == 0 && has_next) {
+            dopt.dir = argv[++i];
+        } else if (strcmp(a, "--dump") == 0 && has_next) {
+            dopt.names = argv[++i];
+        } else if (strcmp(a, "--dump-op-type") == 0 && has_next) {
+            dopt.op_types = argv[++i];
+        } else if (strcmp(a, "--stats") == 0) {
+            stats = true;
+        } else if (strcmp(a, "--stats-json") == 0 && has_next) {
+            stats_json = argv[++i];
+        } else if (strcmp(a, "--no-mem-plan") == 0) {
+            opt.no_mem_plan = true;
+        } else if (strcmp(a, "--no-fold") == 0) {
+            opt.no_fold = true;
         } else if (a[0] == '-' && a[1]) {
             cli_error("unknown or incomplete option '%s' for 'run' (try 'minirt run --help')", a);
             free(input_args);
@@ -269,21 +218,49 @@ int cmd_run(int argc, char **argv)
         free(input_args);
         return MRT_EXIT_USAGE;
     }
+    if ((dopt.names || dopt.op_types) && !dopt.dir) {
+        cli_error("--dump and --dump-op-type select what --dump-all DIR writes; give --dump-all too");
+        free(input_args);
+        return MRT_EXIT_USAGE;
+    }
     mrt_model *m = NULL;
     mrt_session *s = NULL;
     bound_inputs b = {0};
-    mrt_status st = mrt_model_load(model_path, &m);
+    mrt_status st = MRT_STATUS_OK;
+    for (int i = 0; i < n_plugins && !st; i++) {
+        st = mrt_plugin_load(plugins[i], plugin_replace);
+        if (st) rc = cli_fail_status(st, NULL);
+    }
+    if (st) goto done;
+    st = mrt_model_load(model_path, &m);
     if (st) {
         rc = cli_fail_status(st, model_path);
         goto done;
     }
     for (int i = 0; i < n_input_args && rc == MRT_EXIT_OK; i++) rc = bind_arg(&b, m, input_args[i]);
     if (rc) goto done;
-    st = mrt_session_new(m, &opt, &s);
+    if (dopt.dir) {
+        st = dump_begin(&dopt, &dump);
+        for (int i = 0; !st && i < b.n; i++) st = dump_value(dump, b.names[i], NULL, NULL, &b.vals[i]);
+        opt.on_node = dump_on_node;
+        opt.on_node_user = dump;
+    }
+    if (!st) st = mrt_session_new(m, &opt, &s);
     if (!st) st = mrt_session_run(s, b.n, (const char *const *)b.names, b.vals);
+    if (!st && dump) {
+        for (int i = 0; i < n_input_args; i++) input_args[i] = input_arg_path(input_args[i]);
+        dump_provenance prov = {model_path, opt.device, opt.precision == MRT_PRECISION_FP64 ? "fp64" : "fp32",
+                                mrt_session_n_threads(s), n_input_args, input_args};
+        st = dump_finish(dump, &prov);
+        dump = NULL;
+    }
     if (st) {
         rc = cli_fail_status(st, NULL);
         goto done;
+    }
+    if (stats || stats_json) {
+        rc = report_stats(s, stats, stats_json);
+        if (rc) goto done;
     }
     if (out_dir) {
         rc = write_outputs(s, out_dir);
@@ -292,6 +269,7 @@ int cmd_run(int argc, char **argv)
             print_summary(mrt_session_output_name(s, i), mrt_session_output(s, i));
     }
 done:
+    dump_abort(dump);
     mrt_session_free(s);
     bound_free(&b);
     mrt_model_free(m);

@@ -207,6 +207,19 @@ void mrt_session_free(mrt_session *s);
    and run. Inputs are borrowed for the duration of the call. */
 mrt_status mrt_session_run(mrt_session *s, int n_inputs, const char *const *names, const mrt_value *inputs);
 
+/* What the last plan did (for --stats). */
+typedef struct mrt_session_stats {
+    int nodes_before, nodes_after; /* graph nodes; nodes left to run after constant folding */
+    int dynamic_nodes;             /* nodes whose shapes are only known at run time */
+    size_t arena_peak_bytes;       /* the planned arena (0 with no_mem_plan) */
+    size_t naive_bytes;            /* sum of all intermediate sizes */
+    size_t lower_bound_bytes;      /* max over steps of the bytes alive at once (planned values) */
+    int inplace_count;
+    double plan_ms;
+} mrt_session_stats;
+void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out);
+int mrt_session_n_threads(const mrt_session *s);
+
 /* Outputs of the last run, in graph order; borrowed, valid until the next run or free. */
 int mrt_session_n_outputs(const mrt_session *s);
 const char *mrt_session_output_name(const mrt_session *s, int i);

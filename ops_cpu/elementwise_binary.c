@@ -1,0 +1,482 @@
+/* Binary and variadic elementwise CPU kernels with NumPy broadcasting: Add, Sub, Mul, Div, Pow, Mod, BitShift,
+ * BitwiseAnd/Or/Xor, And/Or/Xor, Equal (also strings), Less, LessOrEqual, Greater, GreaterOrEqual, PRelu,
+ * Max, Min, Sum, Mean, Where. Integer division and modulo by zero give 0 (ONNX leaves it undefined); integer
+ * overflow wraps; a negative integer exponent gives the truncated result (0 unless the base is +-1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_cpu/elementwise.h"
+
+/* o[i] = EXPR(x = a[i*sa], y = b[i*sb]) after the prologue PRO; one loop per stride pattern so the common
+   same-shape and scalar cases are plain contiguous loops. */
+#define BIN_LOOP(NAME, TA, TB, TO, PRO, ...)                                                                   \
+    static void NAME(void *o_, const void *a_, int64_t sa, const void *b_, int64_t sb, int64_t n,             \
+                     const mrt_ew_params *p)                                                                   \
+    {                                                                                                          \
+        TO *o = (TO *)o_;                                                                                      \
+        const TA *a = (const TA *)a_;                                                                          \
+        const TB *b = (const TB *)b_;                                                                          \
+        (void)p;                                                                                               \
+        PRO                                                                                                    \
+        if (sa && sb) {                                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                TA x = a[i];                                                                                   \
+                TB y = b[i];                                                                                   \
+                o[i] = (TO)(__VA_ARGS__);                                                                      \
+            }                                                                                                  \
+        } else if (sa) {                                                                                       \
+            TB y = b[0];                                                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                TA x = a[i];                                                                                   \
+                o[i] = (TO)(__VA_ARGS__);                                                                      \
+            }                                                                                                  \
+        } else if (sb) {                                                                                       \
+            TA x = a[0];                                                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                TB y = b[i];                                                                                   \
+                o[i] = (TO)(__VA_ARGS__);                                                                      \
+            }                                                                                                  \
+        } else {                                                                                               \
+            TA x = a[0];                                                                                       \
+            TB y = b[0];                                                                                       \
+            TO v = (TO)(__VA_ARGS__);                                                                          \
+            for (int64_t i = 0; i < n; i++) o[i] = v;                                                          \
+        }                                                                                                      \
+    }
+
+#define ENTRY(name, sfx, DT) [DT] = name##_##sfx,
+
+/* ------------------------------------------------------------------ arithmetic */
+
+#define ADD_S(sfx, T, W, DT) BIN_LOOP(add_##sfx, T, T, T, , (T)((W)x + (W)y))
+#define SUB_S(sfx, T, W, DT) BIN_LOOP(sub_##sfx, T, T, T, , (T)((W)x - (W)y))
+#define MUL_S(sfx, T, W, DT) BIN_LOOP(mul_##sfx, T, T, T, , (T)((W)x * (W)y))
+/* C truncating division; /0 gives 0 and MIN / -1 wraps to MIN */
+#define DIV_S(sfx, T, W, DT) BIN_LOOP(div_##sfx, T, T, T, , y == 0 ? 0 : y == -1 ? (T)((W)0 - (W)x) : x / y)
+#define DIV_U(sfx, T, W, DT) BIN_LOOP(div_##sfx, T, T, T, , y == 0 ? 0 : x / y)
+MRT_EW_INTS(ADD_S)
+MRT_EW_INTS(SUB_S)
+MRT_EW_INTS(MUL_S)
+MRT_EW_SINTS(DIV_S)
+MRT_EW_UINTS(DIV_U)
+BIN_LOOP(add_f32, float, float, float, , x + y)
+BIN_LOOP(add_f64, double, double, double, , x + y)
+BIN_LOOP(sub_f32, float, float, float, , x - y)
+BIN_LOOP(sub_f64, double, double, double, , x - y)
+BIN_LOOP(mul_f32, float, float, float, , x * y)
+BIN_LOOP(mul_f64, double, double, double, , x * y)
+BIN_LOOP(div_f32, float, float, float, , x / y)
+BIN_LOOP(div_f64, double, double, double, , x / y)
+
+#define ADD_E(sfx, T, W, DT) ENTRY(add, sfx, DT)
+#define SUB_E(sfx, T, W, DT) ENTRY(sub, sfx, DT)
+#define MUL_E(sfx, T, W, DT) ENTRY(mul, sfx, DT)
+#define DIV_E(sfx, T, W, DT) ENTRY(div, sfx, DT)
+static const mrt_ew_binary_fn add_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_INTS(ADD_E)[MRT_DTYPE_FLOAT] = add_f32, [MRT_DTYPE_DOUBLE] = add_f64};
+static const mrt_ew_binary_fn sub_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_INTS(SUB_E)[MRT_DTYPE_FLOAT] = sub_f32, [MRT_DTYPE_DOUBLE] = sub_f64};
+static const mrt_ew_binary_fn mul_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_INTS(MUL_E)[MRT_DTYPE_FLOAT] = mul_f32, [MRT_DTYPE_DOUBLE] = mul_f64};
+static const mrt_ew_binary_fn div_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_INTS(DIV_E)[MRT_DTYPE_FLOAT] = div_f32, [MRT_DTYPE_DOUBLE] = div_f64};
+
+/* Python-style modulo (sign of the divisor) and C-style (sign of the dividend). */
+static inline int64_t pymod_i(int64_t x, int64_t y)
+{
+    if (y == 0 || y == -1) return 0; /* -1 also avoids MIN % -1 */
+    int64_t r = x % y;
+    return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+}
+static inline int64_t cmod_i(int64_t x, int64_t y) { return y == 0 || y == -1 ? 0 : x % y; }
+static inline float pymod_f(float x, float y)
+{
+    float r = fmodf(x, y);
+    return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+}
+static inline double pymod_d(double x, double y)
+{
+    double r = fmod(x, y);
+    return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+}
+#define PYMOD_S(sfx, T, W, DT) BIN_LOOP(pymod_##sfx, T, T, T, , (T)pymod_i(x, y))
+#define CMOD_S(sfx, T, W, DT) BIN_LOOP(cmod_##sfx, T, T, T, , (T)cmod_i(x, y))
+#define MOD_U(sfx, T, W, DT) BIN_LOOP(umod_##sfx, T, T, T, , y == 0 ? 0 : x % y)
+MRT_EW_SINTS(PYMOD_S)
+MRT_EW_SINTS(CMOD_S)
+MRT_EW_UINTS(MOD_U)
+BIN_LOOP(pymod_f32, float, float, float, , pymod_f(x, y))
+BIN_LOOP(pymod_f64, double, double, double, , pymod_d(x, y))
+BIN_LOOP(cmod_f32, float, float, float, , fmodf(x, y))
+BIN_LOOP(cmod_f64, double, double, double, , fmod(x, y))
+#define PYMOD_E(sfx, T, W, DT) ENTRY(pymod, sfx, DT)
+#define CMOD_E(sfx, T, W, DT) ENTRY(cmod, sfx, DT)
+#define UMOD_E(sfx, T, W, DT) ENTRY(umod, sfx, DT)
+static const mrt_ew_binary_fn pymod_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_SINTS(PYMOD_E) MRT_EW_UINTS(UMOD_E)[MRT_DTYPE_FLOAT] = pymod_f32, [MRT_DTYPE_DOUBLE] = pymod_f64};
+static const mrt_ew_binary_fn cmod_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_SINTS(CMOD_E) MRT_EW_UINTS(UMOD_E)[MRT_DTYPE_FLOAT] = cmod_f32, [MRT_DTYPE_DOUBLE] = cmod_f64};
+
+/* ------------------------------------------------------------------ bitwise and logic */
+
+#define BAND(sfx, T, W, DT) BIN_LOOP(band_##sfx, T, T, T, , x & y)
+#define BOR(sfx, T, W, DT) BIN_LOOP(bor_##sfx, T, T, T, , x | y)
+#define BXOR(sfx, T, W, DT) BIN_LOOP(bxor_##sfx, T, T, T, , x ^ y)
+/* shifts by the type's width or more give 0 (C leaves them undefined) */
+#define SHL(sfx, T, W, DT) BIN_LOOP(shl_##sfx, T, T, T, , y >= 8 * sizeof(T) ? 0 : (W)x << y)
+#define SHR(sfx, T, W, DT) BIN_LOOP(shr_##sfx, T, T, T, , y >= 8 * sizeof(T) ? 0 : x >> y)
+MRT_EW_INTS(BAND)
+MRT_EW_INTS(BOR)
+MRT_EW_INTS(BXOR)
+MRT_EW_UINTS(SHL)
+MRT_EW_UINTS(SHR)
+#define BAND_E(sfx, T, W, DT) ENTRY(band, sfx, DT)
+#define BOR_E(sfx, T, W, DT) ENTRY(bor, sfx, DT)
+#define BXOR_E(sfx, T, W, DT) ENTRY(bxor, sfx, DT)
+#define SHL_E(sfx, T, W, DT) ENTRY(shl, sfx, DT)
+#define SHR_E(sfx, T, W, DT) ENTRY(shr, sfx, DT)
+static const mrt_ew_binary_fn band_fns[MRT_DTYPE_COUNT_] = {MRT_EW_INTS(BAND_E)};
+static const mrt_ew_binary_fn bor_fns[MRT_DTYPE_COUNT_] = {MRT_EW_INTS(BOR_E)};
+static const mrt_ew_binary_fn bxor_fns[MRT_DTYPE_COUNT_] = {MRT_EW_INTS(BXOR_E)};
+static const mrt_ew_binary_fn shl_fns[MRT_DTYPE_COUNT_] = {MRT_EW_UINTS(SHL_E)};
+static const mrt_ew_binary_fn shr_fns[MRT_DTYPE_COUNT_] = {MRT_EW_UINTS(SHR_E)};
+
+/* bools are bytes; anything nonzero is true */
+BIN_LOOP(and_b, uint8_t, uint8_t, uint8_t, , (x != 0) & (y != 0))
+BIN_LOOP(or_b, uint8_t, uint8_t, uint8_t, , (x != 0) | (y != 0))
+BIN_LOOP(xor_b, uint8_t, uint8_t, uint8_t, , (x != 0) != (y != 0))
+static const mrt_ew_binary_fn and_fns[MRT_DTYPE_COUNT_] = {[MRT_DTYPE_BOOL] = and_b};
+static const mrt_ew_binary_fn or_fns[MRT_DTYPE_COUNT_] = {[MRT_DTYPE_BOOL] = or_b};
+static const mrt_ew_binary_fn xor_fns[MRT_DTYPE_COUNT_] = {[MRT_DTYPE_BOOL] = xor_b};
+
+/* ------------------------------------------------------------------ comparisons */
+
+#define CMP_OPS(X) X(eq, ==) X(lt, <) X(le, <=) X(gt, >) X(ge, >=)
+#define CMP_DEF(name, OP)                                                                                      \
+    BIN_LOOP(name##_f32, float, float, uint8_t, , x OP y)                                                      \
+    BIN_LOOP(name##_f64, double, double, uint8_t, , x OP y)                                                    \
+    BIN_LOOP(name##_i8, int8_t, int8_t, uint8_t, , x OP y)                                                     \
+    BIN_LOOP(name##_i16, int16_t, int16_t, uint8_t, , x OP y)                                                  \
+    BIN_LOOP(name##_i32, int32_t, int32_t, uint8_t, , x OP y)                                                  \
+    BIN_LOOP(name##_i64, int64_t, int64_t, uint8_t, , x OP y)                                                  \
+    BIN_LOOP(name##_u8, uint8_t, uint8_t, uint8_t, , x OP y)                                                   \
+    BIN_LOOP(name##_u16, uint16_t, uint16_t, uint8_t, , x OP y)                                                \
+    BIN_LOOP(name##_u32, uint32_t, uint32_t, uint8_t, , x OP y)                                                \
+    BIN_LOOP(name##_u64, uint64_t, uint64_t, uint8_t, , x OP y)                                                \
+    BIN_LOOP(name##_b, uint8_t, uint8_t, uint8_t, , (x != 0) OP (y != 0))                                      \
+    static const mrt_ew_binary_fn name##_fns[MRT_DTYPE_COUNT_] = {                                             \
+        [MRT_DTYPE_FLOAT] = name##_f32, [MRT_DTYPE_DOUBLE] = name##_f64, [MRT_DTYPE_INT8] = name##_i8,       \
+        [MRT_DTYPE_INT16] = name##_i16, [MRT_DTYPE_INT32] = name##_i32,  [MRT_DTYPE_INT64] = name##_i64,     \
+        [MRT_DTYPE_UINT8] = name##_u8,  [MRT_DTYPE_UINT16] = name##_u16, [MRT_DTYPE_UINT32] = name##_u32,    \
+        [MRT_DTYPE_UINT64] = name##_u64, [MRT_DTYPE_BOOL] = name##_b};
+CMP_OPS(CMP_DEF)
+
+/* ------------------------------------------------------------------ Max, Min, PRelu */
+
+/* NaN propagates like numpy.maximum/minimum */
+#define MAX_S(sfx, T, W, DT) BIN_LOOP(max_##sfx, T, T, T, , x > y ? x : y)
+#define MIN_S(sfx, T, W, DT) BIN_LOOP(min_##sfx, T, T, T, , x < y ? x : y)
+MRT_EW_INTS(MAX_S)
+MRT_EW_INTS(MIN_S)
+BIN_LOOP(max_f32, float, float, float, , x > y || x != x ? x : y)
+BIN_LOOP(max_f64, double, double, double, , x > y || x != x ? x : y)
+BIN_LOOP(min_f32, float, float, float, , x < y || x != x ? x : y)
+BIN_LOOP(min_f64, double, double, double, , x < y || x != x ? x : y)
+#define MAX_E(sfx, T, W, DT) ENTRY(max, sfx, DT)
+#define MIN_E(sfx, T, W, DT) ENTRY(min, sfx, DT)
+static const mrt_ew_binary_fn max_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_INTS(MAX_E)[MRT_DTYPE_FLOAT] = max_f32, [MRT_DTYPE_DOUBLE] = max_f64};
+static const mrt_ew_binary_fn min_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_INTS(MIN_E)[MRT_DTYPE_FLOAT] = min_f32, [MRT_DTYPE_DOUBLE] = min_f64};
+
+#define PRELU_S(sfx, T, W, DT) BIN_LOOP(prelu_##sfx, T, T, T, , x < 0 ? (T)((W)x * (W)y) : x)
+#define PRELU_U(sfx, T, W, DT) BIN_LOOP(prelu_##sfx, T, T, T, , ((void)y, x))
+MRT_EW_SINTS(PRELU_S)
+MRT_EW_UINTS(PRELU_U)
+BIN_LOOP(prelu_f32, float, float, float, , x < 0 ? x * y : x)
+BIN_LOOP(prelu_f64, double, double, double, , x < 0 ? x * y : x)
+#define PRELU_E(sfx, T, W, DT) ENTRY(prelu, sfx, DT)
+static const mrt_ew_binary_fn prelu_fns[MRT_DTYPE_COUNT_] = {
+    MRT_EW_INTS(PRELU_E)[MRT_DTYPE_FLOAT] = prelu_f32, [MRT_DTYPE_DOUBLE] = prelu_f64};
+
+/* ------------------------------------------------------------------ kernels */
+
+static mrt_status run_binary(mrt_op_ctx *ctx, const mrt_ew_binary_fn *fns, const mrt_ew_params *p)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    mrt_tensor *out = mrt_output(ctx, 0);
+    if (!out) return MRT_STATUS_OK;
+    if (!a || !b) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "an input is missing");
+    mrt_tensor bv = *b;
+    if (mrt_ew_is_legacy(ctx)) MRT_TRY(mrt_ew_legacy_view(ctx, a, b, &bv));
+    mrt_ew_params none = {0};
+    return mrt_ew_run_binary(ctx, fns, a, &bv, out, p ? p : &none);
+}
+
+#define BINARY_KERNEL(kname, table) \
+    mrt_status mrt_cpu_##kname(mrt_op_ctx *ctx) { return run_binary(ctx, table##_fns, NULL); }
+
+BINARY_KERNEL(add, add)
+BINARY_KERNEL(sub, sub)
+BINARY_KERNEL(mul, mul)
+BINARY_KERNEL(div, div)
+BINARY_KERNEL(bitwise_and, band)
+BINARY_KERNEL(bitwise_or, bor)
+BINARY_KERNEL(bitwise_xor, bxor)
+BINARY_KERNEL(and, and)
+BINARY_KERNEL(or, or)
+BINARY_KERNEL(xor, xor)
+BINARY_KERNEL(less, lt)
+BINARY_KERNEL(less_or_equal, le)
+BINARY_KERNEL(greater, gt)
+BINARY_KERNEL(greater_or_equal, ge)
+
+mrt_status mrt_cpu_mod(mrt_op_ctx *ctx)
+{
+    return run_binary(ctx, mrt_attr_int(ctx, "fmod", 0) ? cmod_fns : pymod_fns, NULL);
+}
+
+mrt_status mrt_cpu_bit_shift(mrt_op_ctx *ctx)
+{
+    const char *dir = mrt_attr_string(ctx, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"%s\"",
+                           dir);
+    return run_binary(ctx, dir[0] == 'L' ? shl_fns : shr_fns, NULL);
+}
+
+/* Equal on strings: byte-wise comparison. */
+static void eq_str_inner(void *user, void *out, const void *const *in, const int64_t *step, int64_t n)
+{
+    (void)user;
+    uint8_t *o = (uint8_t *)out;
+    const char *const *a = (const char *const *)in[0], *const *b = (const char *const *)in[1];
+    for (int64_t i = 0; i < n; i++) {
+        const char *x = a[i * step[0]], *y = b[i * step[1]];
+        o[i] = strcmp(x ? x : "", y ? y : "") == 0;
+    }
+}
+
+mrt_status mrt_cpu_equal(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    mrt_tensor *out = mrt_output(ctx, 0);
+    if (!out || !a || !b || a->dtype != MRT_DTYPE_STRING) return run_binary(ctx, eq_fns, NULL);
+    const mrt_tensor *in[2] = {a, b};
+    mrt_ew_broadcast(2, in, out, eq_str_inner, NULL);
+    return MRT_STATUS_OK;
+}
+
+/* PRelu: slope broadcasts unidirectionally to X. Before opset 7 a 1-D slope of size C = X.shape[1] is the
+   per-channel slope (Caffe style), which NumPy alignment would put on the last axis instead. */
+mrt_status mrt_cpu_prelu(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *slope = mrt_input(ctx, 1);
+    mrt_tensor *out = mrt_output(ctx, 0);
+    if (!out) return MRT_STATUS_OK;
+    if (!x || !slope) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "an input is missing");
+    mrt_tensor sv = *slope;
+    if (ctx->opset < 7 && slope->rank == 1 && x->rank >= 2 && slope->shape[0] == x->shape[1] &&
+        slope->shape[0] != 1) {
+        sv.rank = x->rank - 1;
+        for (int i = 1; i < sv.rank; i++) sv.shape[i] = 1;
+    }
+    mrt_ew_params none = {0};
+    return mrt_ew_run_binary(ctx, prelu_fns, x, &sv, out, &none);
+}
+
+/* ------------------------------------------------------------------ Pow */
+
+static int64_t ipow(int64_t base, int64_t e)
+{
+    if (e < 0) return base == 1 ? 1 : base == -1 ? (e % 2 ? -1 : 1) : 0;
+    uint64_t r = 1, b = (uint64_t)base; /* unsigned: overflow wraps */
+    while (e) {
+        if (e & 1) r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+BIN_LOOP(pow_f32, float, float, float, , powf(x, y))
+BIN_LOOP(pow_f64, double, double, double, , pow(x, y))
+BIN_LOOP(pow_f32_i32, float, int32_t, float, , powf(x, (float)y))
+BIN_LOOP(pow_f32_i64, float, int64_t, float, , (float)pow(x, (double)y))
+BIN_LOOP(pow_i32, int32_t, int32_t, int32_t, , (int32_t)ipow(x, y))
+BIN_LOOP(pow_i64, int64_t, int64_t, int64_t, , ipow(x, y))
+
+typedef struct pow_call {
+    mrt_dtype xt, yt, ot;
+} pow_call;
+
+/* Any other (base, exponent) dtype pair: integers with integer exponents exactly, the rest through double. */
+static void pow_generic_inner(void *user, void *out, const void *const *in, const int64_t *step, int64_t n)
+{
+    const pow_call *c = (const pow_call *)user;
+    bool int_base = mrt_dtype_is_integer(c->xt), int_exp = mrt_dtype_is_integer(c->yt);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ix = i * step[0], iy = i * step[1];
+        if (int_base && int_exp) {
+            int64_t e = mrt_load_i64(c->yt, in[1], iy);
+            if (c->yt == MRT_DTYPE_UINT64 && e < 0) e = INT64_MAX; /* huge exponent: same parity class */
+            mrt_store_i64(c->ot, out, i, ipow(mrt_load_i64(c->xt, in[0], ix), e));
+        } else {
+            mrt_store_f64(c->ot, out, i, pow(mrt_load_f64(c->xt, in[0], ix), mrt_load_f64(c->yt, in[1], iy)));
+        }
+    }
+}
+
+mrt_status mrt_cpu_pow(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *y = mrt_input(ctx, 1);
+    mrt_tensor *out = mrt_output(ctx, 0);
+    if (!out) return MRT_STATUS_OK;
+    if (!x || !y) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "an input is missing");
+    mrt_tensor yv = *y;
+    if (mrt_ew_is_legacy(ctx)) MRT_TRY(mrt_ew_legacy_view(ctx, x, y, &yv));
+    mrt_ew_params none = {0};
+    mrt_dtype xt = x->dtype, yt = y->dtype;
+    bool xf = xt == MRT_DTYPE_FLOAT || xt == MRT_DTYPE_FLOAT16 || xt == MRT_DTYPE_BFLOAT16;
+    bool yf = yt == MRT_DTYPE_FLOAT || yt == MRT_DTYPE_FLOAT16 || yt == MRT_DTYPE_BFLOAT16;
+    mrt_ew_binary_fn fast[MRT_DTYPE_COUNT_] = {0};
+    if (xf && yf) fast[MRT_DTYPE_FLOAT] = pow_f32;
+    else if (xt == MRT_DTYPE_DOUBLE && yt == MRT_DTYPE_DOUBLE) fast[xt] = pow_f64;
+    else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT32) fast[xt] = pow_f32_i32;
+    else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT64) fast[xt] = pow_f32_i64;
+    else if (xt == MRT_DTYPE_INT32 && yt == MRT_DTYPE_INT32) fast[xt] = pow_i32;
+    else if (xt == MRT_DTYPE_INT64 && yt == MRT_DTYPE_INT64) fast[xt] = pow_i64;
+    if (fast[MRT_DTYPE_FLOAT] || (xt >= 0 && xt < MRT_DTYPE_COUNT_ && fast[xt]))
+        return mrt_ew_run_binary(ctx, fast, x, &yv, out, &none);
+    if (mrt_dtype_bits(xt) < 8 || mrt_dtype_bits(yt) < 8 || xt == MRT_DTYPE_STRING || yt == MRT_DTYPE_STRING)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "Pow of %s by %s not supported", mrt_dtype_name(xt),
+                           mrt_dtype_name(yt));
+    pow_call c = {xt, yt, out->dtype};
+    const mrt_tensor *in[2] = {x, &yv};
+    mrt_ew_broadcast(2, in, out, pow_generic_inner, &c);
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ Max, Min, Sum, Mean */
+
+static void copy_inner(void *user, void *out, const void *const *in, const int64_t *step, int64_t n)
+{
+    size_t esz = *(const size_t *)user;
+    if (step[0]) {
+        memcpy(out, in[0], (size_t)n * esz);
+    } else {
+        for (int64_t i = 0; i < n; i++) memcpy((char *)out + (size_t)i * esz, in[0], esz);
+    }
+}
+
+/* Mean's final division by the input count, on the accumulated output in place. */
+static void mean_f32(void *o_, const void *a_, int64_t n, const mrt_ew_params *p)
+{
+    float *o = (float *)o_;
+    const float *a = (const float *)a_;
+    const float c = (float)p->alpha;
+    for (int64_t i = 0; i < n; i++) o[i] = a[i] / c;
+}
+static void mean_f64(void *o_, const void *a_, int64_t n, const mrt_ew_params *p)
+{
+    double *o = (double *)o_;
+    const double *a = (const double *)a_;
+    const double c = p->alpha;
+    for (int64_t i = 0; i < n; i++) o[i] = a[i] / c;
+}
+static const mrt_ew_unary_fn mean_fns[MRT_DTYPE_COUNT_] = {[MRT_DTYPE_FLOAT] = mean_f32,
+                                                           [MRT_DTYPE_DOUBLE] = mean_f64};
+
+/* Fold the inputs pairwise into the output: out = f(in0, in1), then out = f(out, in_k); each step reads
+   element i of out before writing it, so the in-place steps are safe. */
+static mrt_status run_variadic(mrt_op_ctx *ctx, const mrt_ew_binary_fn *fns, bool mean)
+{
+    mrt_tensor *out = mrt_output(ctx, 0);
+    if (!out) return MRT_STATUS_OK;
+    int n = ctx->n_inputs;
+    if (n < 1) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "needs at least one input");
+    for (int k = 0; k < n; k++)
+        if (!mrt_input(ctx, k)) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input %d is missing", k);
+    mrt_ew_params p = {0};
+    if (n == 1) {
+        const mrt_tensor *in[1] = {mrt_input(ctx, 0)};
+        size_t esz = (size_t)mrt_dtype_bits(out->dtype) / 8;
+        mrt_ew_broadcast(1, in, out, copy_inner, &esz);
+        return MRT_STATUS_OK;
+    }
+    MRT_TRY(mrt_ew_run_binary(ctx, fns, mrt_input(ctx, 0), mrt_input(ctx, 1), out, &p));
+    for (int k = 2; k < n; k++) MRT_TRY(mrt_ew_run_binary(ctx, fns, out, mrt_input(ctx, k), out, &p));
+    if (!mean) return MRT_STATUS_OK;
+    p.alpha = n;
+    return mrt_ew_run_unary(ctx, mean_fns, out, out, &p);
+}
+
+mrt_status mrt_cpu_max(mrt_op_ctx *ctx) { return run_variadic(ctx, max_fns, false); }
+mrt_status mrt_cpu_min(mrt_op_ctx *ctx) { return run_variadic(ctx, min_fns, false); }
+mrt_status mrt_cpu_sum(mrt_op_ctx *ctx) { return run_variadic(ctx, add_fns, false); }
+mrt_status mrt_cpu_mean(mrt_op_ctx *ctx) { return run_variadic(ctx, add_fns, true); }
+
+/* ------------------------------------------------------------------ Where */
+
+typedef struct where_call {
+    size_t esz;
+    bool str;
+    bool oom;
+} where_call;
+
+#define WHERE_LOOP(T)                                                                                          \
+    do {                                                                                                       \
+        T *o = (T *)out;                                                                                       \
+        const T *x = (const T *)in[1], *y = (const T *)in[2];                                                  \
+        if (step[0] && step[1] && step[2]) {                                                                   \
+            for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                                        \
+        } else {                                                                                               \
+            for (int64_t i = 0; i < n; i++) o[i] = c[i * step[0]] ? x[i * step[1]] : y[i * step[2]];        \
+        }                                                                                                      \
+    } while (0)
+
+static void where_inner(void *user, void *out, const void *const *in, const int64_t *step, int64_t n)
+{
+    where_call *w = (where_call *)user;
+    const uint8_t *c = (const uint8_t *)in[0];
+    if (w->str) {
+        char **o = (char **)out;
+        const char *const *x = (const char *const *)in[1], *const *y = (const char *const *)in[2];
+        for (int64_t i = 0; i < n; i++) {
+            const char *s = c[i * step[0]] ? x[i * step[1]] : y[i * step[2]];
+            o[i] = strdup(s ? s : "");
+            if (!o[i]) w->oom = true;
+        }
+        return;
+    }
+    switch (w->esz) {
+    case 1: WHERE_LOOP(uint8_t); break;
+    case 2: WHERE_LOOP(uint16_t); break;
+    case 4: WHERE_LOOP(uint32_t); break;
+    case 8: WHERE_LOOP(uint64_t); break;
+    default:
+        for (int64_t i = 0; i < n; i++) {
+            const char *src = c[i * step[0]] ? (const char *)in[1] + (size_t)(i * step[1]) * w->esz
+                                             : (const char *)in[2] + (size_t)(i * step[2]) * w->esz;
+            memcpy((char *)out + (size_t)i * w->esz, src, w->esz);
+        }
+        break;
+    }
+}
+
+mrt_status mrt_cpu_where(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *c = mrt_input(ctx, 0), *x = mrt_input(ctx, 1), *y = mrt_input(ctx, 2);
+    mrt_tensor *out = mrt_output(ctx, 0);
+    if (!out) return MRT_STATUS_OK;
+    if (!c || !x || !y) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "an input is missing");
+    int bits = mrt_dtype_bits(x->dtype);
+    if (bits < 8 || bits % 8)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(x->dtype));
+    where_call w = {(size_t)bits / 8, x->dtype == MRT_DTYPE_STRING, false};
+    const mrt_tensor *in[3] = {c, x, y};
+    mrt_ew_broadcast(3, in, out, where_inner, &w);
+    if (w.oom) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory copying strings");
+    return MRT_STATUS_OK;
+}

@@ -1,0 +1,345 @@
+/* CPU kernels of Gather, GatherElements, GatherND (batch_dims), Scatter/ScatterElements/ScatterND (reduction
+ * none/add/mul/max/min; reductions on plain numeric types, float16/bfloat16 and bool), Compress, OneHot, NonZero.
+ * Negative indices count from the end; an out-of-range index is an error naming it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/registry.h"
+#include "ops_cpu/movement.h"
+
+static int64_t load_index(const mrt_tensor *t, int64_t i)
+{
+    return t->dtype == MRT_DTYPE_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+}
+
+/* Normalise index v (position pos of the indices tensor) into [0, dim). */
+static mrt_status fix_index(const mrt_op_ctx *ctx, int64_t *v, int64_t dim, int64_t pos, int axis)
+{
+    int64_t i = *v < 0 ? *v + dim : *v;
+    if (i < 0 || i >= dim)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG,
+                           "index %lld (element %lld of 'indices') is out of range [%lld, %lld] for axis %d of size "
+                           "%lld",
+                           (long long)*v, (long long)pos, (long long)-dim, (long long)dim - 1, axis, (long long)dim);
+    *v = i;
+    return MRT_STATUS_OK;
+}
+
+static int norm_axis(const mrt_op_ctx *ctx, int rank, int64_t def)
+{
+    int64_t a = mrt_attr_int(ctx, "axis", def);
+    return (int)(a < 0 ? a + rank : a);
+}
+
+/* ------------------------------------------------------------------ Gather */
+
+static mrt_status mrt_cpu_gather(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *idx = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int axis = norm_axis(ctx, x->rank, 0);
+    int64_t outer = 1, inner = 1, dim = x->shape[axis], n = mrt_tensor_numel(idx);
+    for (int d = 0; d < axis; d++) outer *= x->shape[d];
+    for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
+    int64_t *ix = malloc((size_t)(n ? n : 1) * sizeof *ix);
+    if (!ix) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int64_t j = 0; j < n; j++) {
+        ix[j] = load_index(idx, j);
+        mrt_status st = fix_index(ctx, &ix[j], dim, j, axis);
+        if (st) {
+            free(ix);
+            return st;
+        }
+    }
+    mrt_mover m = mrt_mover_of(x->dtype);
+    for (int64_t o = 0; inner && o < outer; o++)
+        for (int64_t j = 0; j < n; j++)
+            mrt_mover_copy(&m, y->data, (o * n + j) * inner, x->data, (o * dim + ix[j]) * inner, inner);
+    free(ix);
+    return mrt_mover_status(&m, ctx);
+}
+
+/* ------------------------------------------------------------------ GatherElements / ScatterElements */
+
+typedef enum red_kind { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } red_kind;
+
+static red_kind reduction_of(const mrt_op_ctx *ctx)
+{
+    const char *r = ctx->opset >= 16 ? mrt_attr_string(ctx, "reduction", "none") : "none";
+    return strcmp(r, "add") == 0 ? RED_ADD : strcmp(r, "mul") == 0 ? RED_MUL : strcmp(r, "max") == 0 ? RED_MAX
+         : strcmp(r, "min") == 0 ? RED_MIN : RED_NONE;
+}
+
+#define RED_INT(T)                                                                                              \
+    {                                                                                                           \
+        T *d = (T *)y + yo;                                                                                     \
+        const T *s = (const T *)u + uo;                                                                         \
+        for (int64_t k = 0; k < n; k++) {                                                                       \
+            T a = d[k], b = s[k];                                                                               \
+            /* wrap like the hardware instead of overflowing */                                                 \
+            d[k] = r == RED_ADD ? (T)((uint64_t)a + (uint64_t)b) : r == RED_MUL ? (T)((uint64_t)a * (uint64_t)b) \
+                 : r == RED_MAX ? (a > b ? a : b) : (a < b ? a : b);                                            \
+        }                                                                                                       \
+        return;                                                                                                 \
+    }
+#define RED_FLOAT(T, LOAD, STORE)                                                                               \
+    {                                                                                                           \
+        T *d = (T *)y + yo;                                                                                     \
+        const T *s = (const T *)u + uo;                                                                         \
+        for (int64_t k = 0; k < n; k++) {                                                                       \
+            double a = LOAD(d[k]), b = LOAD(s[k]);                                                              \
+            double v = r == RED_ADD ? a + b : r == RED_MUL ? a * b : r == RED_MAX ? (a > b || isnan(a) ? a : b)  \
+                     : (a < b || isnan(a) ? a : b);                                                             \
+            d[k] = STORE(v);                                                                                    \
+        }                                                                                                       \
+        return;                                                                                                 \
+    }
+#define ID(v) (v)
+#define F16_LOAD(v) mrt_f16_to_f32(v)
+#define F16_STORE(v) mrt_f32_to_f16((float)(v))
+#define BF16_LOAD(v) mrt_bf16_to_f32(v)
+#define BF16_STORE(v) mrt_f32_to_bf16((float)(v))
+
+/* y[yo .. yo+n) = y (reduction) u[uo .. uo+n); the opdef refused the dtypes this can't reduce. */
+static void reduce_into(mrt_mover *m, red_kind r, void *y, int64_t yo, const void *u, int64_t uo, int64_t n)
+{
+    if (r == RED_NONE) {
+        mrt_mover_copy(m, y, yo, u, uo, n);
+        return;
+    }
+    switch (m->dt) {
+    case MRT_DTYPE_UINT8: RED_INT(uint8_t)
+    case MRT_DTYPE_INT8: RED_INT(int8_t)
+    case MRT_DTYPE_UINT16: RED_INT(uint16_t)
+    case MRT_DTYPE_INT16: RED_INT(int16_t)
+    case MRT_DTYPE_UINT32: RED_INT(uint32_t)
+    case MRT_DTYPE_INT32: RED_INT(int32_t)
+    case MRT_DTYPE_UINT64: RED_INT(uint64_t)
+    case MRT_DTYPE_INT64: RED_INT(int64_t)
+    case MRT_DTYPE_FLOAT: RED_FLOAT(float, ID, (float))
+    case MRT_DTYPE_DOUBLE: RED_FLOAT(double, ID, ID)
+    case MRT_DTYPE_FLOAT16: RED_FLOAT(uint16_t, F16_LOAD, F16_STORE)
+    case MRT_DTYPE_BFLOAT16: RED_FLOAT(uint16_t, BF16_LOAD, BF16_STORE)
+    case MRT_DTYPE_BOOL: {
+        uint8_t *d = (uint8_t *)y + yo;
+        const uint8_t *s = (const uint8_t *)u + uo;
+        for (int64_t k = 0; k < n; k++) d[k] = (r == RED_ADD || r == RED_MAX) ? (d[k] || s[k]) : (d[k] && s[k]);
+        return;
+    }
+    default: mrt_mover_copy(m, y, yo, u, uo, n); return;
+    }
+}
+
+/* Shared walk of GatherElements and ScatterElements: for every element of `idx` (row-major), the offset in a
+   tensor of shape `shape` where the axis coordinate is replaced by the index. */
+static mrt_status element_offsets(const mrt_op_ctx *ctx, const mrt_tensor *idx, int rank, const int64_t *shape,
+                                  int axis, int64_t **out)
+{
+    int64_t n = mrt_tensor_numel(idx), st[MRT_MAX_RANK], c[MRT_MAX_RANK] = {0}, base = 0;
+    int64_t *off = malloc((size_t)(n ? n : 1) * sizeof *off);
+    if (!off) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    mrt_shape_strides(rank, shape, st);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = load_index(idx, i);
+        mrt_status s = fix_index(ctx, &v, shape[axis], i, axis);
+        if (s) {
+            free(off);
+            return s;
+        }
+        off[i] = base + v * st[axis];
+        for (int d = rank - 1; d >= 0; d--) {
+            if (d != axis) base += st[d];
+            if (++c[d] < idx->shape[d]) break;
+            if (d != axis) base -= st[d] * c[d];
+            c[d] = 0;
+        }
+    }
+    *out = off;
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_gather_elements(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *idx = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t *off, n = mrt_tensor_numel(idx);
+    MRT_TRY(element_offsets(ctx, idx, x->rank, x->shape, norm_axis(ctx, x->rank, 0), &off));
+    mrt_mover m = mrt_mover_of(x->dtype);
+    for (int64_t i = 0; i < n; i++) mrt_mover_copy(&m, y->data, i, x->data, off[i], 1);
+    free(off);
+    return mrt_mover_status(&m, ctx);
+}
+
+static mrt_status mrt_cpu_scatter_elements(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *idx = mrt_input(ctx, 1), *upd = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t *off, n = mrt_tensor_numel(idx);
+    MRT_TRY(element_offsets(ctx, idx, x->rank, x->shape, norm_axis(ctx, x->rank, 0), &off));
+    MRT_TRY(mrt_mover_copy_all(ctx, y, x));
+    mrt_mover m = mrt_mover_of(x->dtype);
+    red_kind r = reduction_of(ctx);
+    for (int64_t i = 0; i < n; i++) reduce_into(&m, r, y->data, off[i], upd->data, i, 1);
+    free(off);
+    return mrt_mover_status(&m, ctx);
+}
+
+/* ------------------------------------------------------------------ GatherND / ScatterND */
+
+/* Offsets (in elements of data) of the slices addressed by the index tuples in the last dim of idx, the first
+   b dims of idx and data being batch dims. */
+static mrt_status nd_offsets(const mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *idx, int b,
+                             int64_t **out, int64_t *n_tuples, int64_t *slice)
+{
+    int64_t m = idx->shape[idx->rank - 1], batch = 1, per_batch = 1, st[MRT_MAX_RANK];
+    for (int d = 0; d < b; d++) batch *= idx->shape[d];
+    for (int d = b; d < idx->rank - 1; d++) per_batch *= idx->shape[d];
+    mrt_shape_strides(x->rank, x->shape, st);
+    *slice = b + m < x->rank ? st[b + m - 1] : 1;
+    int64_t batch_stride = b > 0 ? st[b - 1] : 0, nt = batch * per_batch;
+    int64_t *off = malloc((size_t)(nt ? nt : 1) * sizeof *off);
+    if (!off) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int64_t t = 0; t < nt; t++) {
+        int64_t o = (t / (per_batch ? per_batch : 1)) * batch_stride;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t v = load_index(idx, t * m + k);
+            mrt_status s = fix_index(ctx, &v, x->shape[b + k], t * m + k, (int)(b + k));
+            if (s) {
+                free(off);
+                return s;
+            }
+            o += v * st[b + k];
+        }
+        off[t] = o;
+    }
+    *out = off;
+    *n_tuples = nt;
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_gather_nd(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *idx = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int b = ctx->opset >= 12 ? (int)mrt_attr_int(ctx, "batch_dims", 0) : 0;
+    int64_t *off, nt, slice;
+    MRT_TRY(nd_offsets(ctx, x, idx, b, &off, &nt, &slice));
+    mrt_mover m = mrt_mover_of(x->dtype);
+    for (int64_t t = 0; t < nt; t++) mrt_mover_copy(&m, y->data, t * slice, x->data, off[t], slice);
+    free(off);
+    return mrt_mover_status(&m, ctx);
+}
+
+static mrt_status mrt_cpu_scatter_nd(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *idx = mrt_input(ctx, 1), *upd = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t *off, nt, slice;
+    MRT_TRY(nd_offsets(ctx, x, idx, 0, &off, &nt, &slice));
+    MRT_TRY(mrt_mover_copy_all(ctx, y, x));
+    mrt_mover m = mrt_mover_of(x->dtype);
+    red_kind r = reduction_of(ctx);
+    for (int64_t t = 0; t < nt; t++) reduce_into(&m, r, y->data, off[t], upd->data, t * slice, slice);
+    free(off);
+    return mrt_mover_status(&m, ctx);
+}
+
+/* ------------------------------------------------------------------ Compress, OneHot, NonZero */
+
+static mrt_status mrt_cpu_compress(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *cond = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    const uint8_t *c = (const uint8_t *)cond->data;
+    const mrt_attr *a = mrt_node_attr(ctx->node, "axis");
+    mrt_mover m = mrt_mover_of(x->dtype);
+    int64_t outer = 1, inner = 1, dim = mrt_tensor_numel(x);
+    if (a) {
+        int axis = norm_axis(ctx, x->rank, 0);
+        dim = x->shape[axis];
+        for (int d = 0; d < axis; d++) outer *= x->shape[d];
+        for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
+    }
+    int64_t n = cond->shape[0] < dim ? cond->shape[0] : dim, pos = 0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < n; j++)
+            if (c[j]) {
+                mrt_mover_copy(&m, y->data, pos, x->data, (o * dim + j) * inner, inner);
+                pos += inner;
+            }
+    return mrt_mover_status(&m, ctx);
+}
+
+static mrt_status mrt_cpu_one_hot(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *idx = mrt_input(ctx, 0), *vals = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int axis = norm_axis(ctx, y->rank, -1);
+    int64_t depth = y->shape[axis], outer = 1, inner = 1;
+    for (int d = 0; d < axis; d++) outer *= y->shape[d];
+    for (int d = axis + 1; d < y->rank; d++) inner *= y->shape[d];
+    mrt_mover m = mrt_mover_of(vals->dtype);
+    mrt_mover_fill(&m, y->data, 0, vals->data, 0, mrt_tensor_numel(y));
+    bool fidx = mrt_dtype_is_float(idx->dtype);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t p = o * inner + i;
+            double dv = fidx ? mrt_load_f64(idx->dtype, idx->data, p) : 0;
+            if (fidx && !(dv > -9e18 && dv < 9e18)) continue;
+            int64_t v = fidx ? (int64_t)dv : mrt_load_i64(idx->dtype, idx->data, p);
+            if (v < 0) v += depth;
+            if (v < 0 || v >= depth) continue; /* out of range: all off_value */
+            mrt_mover_copy(&m, y->data, (o * depth + v) * inner + i, vals->data, 1, 1);
+        }
+    return mrt_mover_status(&m, ctx);
+}
+
+static bool is_nonzero(const mrt_tensor *x, int64_t i)
+{
+    if (mrt_dtype_is_float(x->dtype)) return mrt_load_f64(x->dtype, x->data, i) != 0;
+    return mrt_load_i64(x->dtype, x->data, i) != 0;
+}
+
+static mrt_status mrt_cpu_nonzero(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    int64_t n = mrt_tensor_numel(x), count = 0;
+    for (int64_t i = 0; i < n; i++) count += is_nonzero(x, i);
+    /* a scalar behaves like a 1-element vector (numpy) */
+    int r = x->rank ? x->rank : 1;
+    int64_t shape[2] = {r, count}, dims[MRT_MAX_RANK], c[MRT_MAX_RANK] = {0};
+    mrt_tensor *y;
+    MRT_TRY(mrt_output_alloc(ctx, 0, MRT_DTYPE_INT64, 2, shape, &y));
+    if (!y) return MRT_STATUS_OK;
+    for (int d = 0; d < r; d++) dims[d] = x->rank ? x->shape[d] : 1;
+    int64_t *out = (int64_t *)y->data, k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (is_nonzero(x, i)) {
+            for (int d = 0; d < r; d++) out[d * count + k] = c[d];
+            k++;
+        }
+        for (int d = r - 1; d >= 0; d--) {
+            if (++c[d] < dims[d]) break;
+            c[d] = 0;
+        }
+    }
+    return MRT_STATUS_OK;
+}
+
+const mrt_kernel mrt_cpu_kernels_gather[] = {
+#define K(op, v, fn) {"", op, v, fn, NULL}
+    K("Gather", 1, mrt_cpu_gather), K("Gather", 11, mrt_cpu_gather), K("Gather", 13, mrt_cpu_gather),
+    K("GatherElements", 11, mrt_cpu_gather_elements), K("GatherElements", 13, mrt_cpu_gather_elements),
+    K("GatherND", 11, mrt_cpu_gather_nd), K("GatherND", 12, mrt_cpu_gather_nd), K("GatherND", 13, mrt_cpu_gather_nd),
+    K("Scatter", 9, mrt_cpu_scatter_elements), K("Scatter", 11, mrt_cpu_scatter_elements),
+    K("ScatterElements", 11, mrt_cpu_scatter_elements), K("ScatterElements", 13, mrt_cpu_scatter_elements),
+    K("ScatterElements", 16, mrt_cpu_scatter_elements), K("ScatterElements", 18, mrt_cpu_scatter_elements),
+    K("ScatterND", 11, mrt_cpu_scatter_nd), K("ScatterND", 13, mrt_cpu_scatter_nd),
+    K("ScatterND", 16, mrt_cpu_scatter_nd), K("ScatterND", 18, mrt_cpu_scatter_nd),
+    K("Compress", 9, mrt_cpu_compress), K("Compress", 11, mrt_cpu_compress), K("Compress", 28, mrt_cpu_compress),
+    K("OneHot", 9, mrt_cpu_one_hot), K("OneHot", 11, mrt_cpu_one_hot), K("OneHot", 28, mrt_cpu_one_hot),
+    K("NonZero", 9, mrt_cpu_nonzero), K("NonZero", 13, mrt_cpu_nonzero),
+#undef K
+    {0},
+};
