@@ -103,6 +103,28 @@ mrt_status mrt_output_take_sequence(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int
     return MRT_STATUS_OK;
 }
 
+mrt_status mrt_output_take_value(mrt_op_ctx *ctx, int i, mrt_value *v)
+{
+    if (i < 0 || i >= ctx->n_outputs || !ctx->outputs[i]) {
+        mrt_value_release(v);
+        memset(v, 0, sizeof *v);
+        return MRT_STATUS_OK;
+    }
+    mrt_value *out = ctx->outputs[i];
+    mrt_exec *e = ctx->exec;
+    int vi = output_value_index(ctx, i);
+    if (e && vi >= 0 && e->alloc[vi] != MRT_ALLOC_BORROWED) mrt_value_release(out);
+    *out = *v;
+    memset(v, 0, sizeof *v);
+    if (e && vi >= 0) e->alloc[vi] = ctx->planning ? MRT_ALLOC_PLAN : MRT_ALLOC_RUN;
+    return MRT_STATUS_OK;
+}
+
+const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i)
+{
+    return i >= 0 && i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+}
+
 /* ------------------------------------------------------------------ attributes */
 
 int64_t mrt_attr_int(const mrt_op_ctx *ctx, const char *name, int64_t def)

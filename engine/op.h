@@ -64,6 +64,12 @@ mrt_status mrt_output_alloc(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int rank, c
    data from mrt_tensor_alloc, the array from malloc). */
 mrt_status mrt_output_take_sequence(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int64_t n, mrt_tensor *items);
 
+/* In run: make *v (owned: its storage from mrt_tensor_alloc/malloc) output i; the engine takes ownership
+   and *v is zeroed. For outputs infer left dynamic. */
+mrt_status mrt_output_take_value(mrt_op_ctx *ctx, int i, mrt_value *v);
+/* Input value i (tensor, sequence or none), or NULL when the input is omitted. */
+const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i);
+
 /* ---- attributes (by name; defaults when absent; type mismatches are reported by the _checked forms) */
 
 int64_t mrt_attr_int(const mrt_op_ctx *ctx, const char *name, int64_t def);

@@ -141,3 +141,25 @@ void mrt_value_release(mrt_value *v)
         v->n_items = 0;
     }
 }
+
+mrt_status mrt_value_copy(mrt_value *dst, const mrt_value *src)
+{
+    *dst = *src;
+    dst->items = NULL;
+    dst->n_items = 0;
+    memset(&dst->tensor, 0, sizeof dst->tensor);
+    if (src->kind == MRT_VALUE_TENSOR) return mrt_tensor_copy(&dst->tensor, &src->tensor);
+    if (src->kind != MRT_VALUE_SEQUENCE) return MRT_STATUS_OK;
+    dst->items = calloc((size_t)(src->n_items ? src->n_items : 1), sizeof(mrt_tensor));
+    if (!dst->items) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory copying a sequence");
+    for (int64_t i = 0; i < src->n_items; i++) {
+        mrt_status st = mrt_tensor_copy(&dst->items[i], &src->items[i]);
+        if (st) {
+            mrt_value_release(dst);
+            return st;
+        }
+        dst->n_items = i + 1;
+    }
+    dst->n_items = src->n_items;
+    return MRT_STATUS_OK;
+}

@@ -350,7 +350,8 @@ mrt_status mrt_cpu_reduce_f64(mrt_dtype dt, int rank, const int64_t *shape, cons
     }
     if (kind == MRT_REDUCE_LOGSUMEXP) {
         double *sum = malloc((size_t)on * sizeof(double));
-        if (!sum) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "ReduceLogSumExp: out of memory for %lld sums", (long long)on);
+        if (!sum)
+            return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "ReduceLogSumExp: out of memory for %lld sums", (long long)on);
         reduce_pass(&L, dt, data, MRT_REDUCE_MAX, NULL, out);
         reduce_pass(&L, dt, data, MRT_REDUCE_SUMEXP, out, sum);
         for (int64_t o = 0; o < on; o++)
@@ -528,7 +529,8 @@ static mrt_status mrt_cpu_argmax(mrt_op_ctx *ctx)
     int64_t outer, n, inner;
     split3(x, axis, &outer, &n, &inner);
     if (outer * inner == 0) return MRT_STATUS_OK;
-    if (n == 0) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "cannot take %s over an axis of size 0", ctx->node->op_type);
+    if (n == 0)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "cannot take %s over an axis of size 0", ctx->node->op_type);
     int64_t *out = y->data;
     bool fl = is_float4(x->dtype), u64 = x->dtype == MRT_DTYPE_UINT64;
     for (int64_t o = 0; o < outer; o++) {

@@ -94,7 +94,8 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
-#define SOFTMAX_ROWS(op) {"", op, 1, mrt_cpu_softmax, NULL}, {"", op, 11, mrt_cpu_softmax, NULL}, {"", op, 13, mrt_cpu_softmax, NULL}
+#define SOFTMAX_ROWS(op)                                                                                      \
+    {"", op, 1, mrt_cpu_softmax, NULL}, {"", op, 11, mrt_cpu_softmax, NULL}, {"", op, 13, mrt_cpu_softmax, NULL}
 
 const mrt_kernel mrt_cpu_kernels_softmax[] = {
     SOFTMAX_ROWS("Softmax"),

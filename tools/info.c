@@ -150,8 +150,8 @@ int cmd_ops(int argc, char **argv)
             if (pos < sizeof versions)
                 pos += (size_t)snprintf(versions + pos, sizeof versions - pos, j > i ? ",%d" : "%d",
                                         rows[j]->since_version);
-            cpu &= mrt_registry_has_kernel_row(reg, MRT_DEVICE_CPU, rows[j]->domain, rows[j]->op_type,
-                                               rows[j]->since_version);
+            cpu &= mrt_registry_find_kernel(reg, MRT_DEVICE_CPU, rows[j]->domain, rows[j]->op_type,
+                                            rows[j]->since_version) != NULL;
         }
         printf("%-24s %-28s %-24s %s\n", rows[i]->domain[0] ? rows[i]->domain : "ai.onnx", rows[i]->op_type, versions,
                cpu ? "cpu" : "(no cpu kernel row)");

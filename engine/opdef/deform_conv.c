@@ -307,13 +307,13 @@ static mrt_status derive(const dc_frontend_desc *fd, const dc_attrs *a, const mr
     p->oh = out[0];
     p->ow = out[1];
     if (off->shape[0] != p->n || off->shape[2] != p->oh || off->shape[3] != p->ow)
-        return DC_WHY("input '%s' has shape %s, expected [%lld, %lld, %lld, %lld] (batch of '%s', output size)",
+        return DC_WHY("input '%s' has shape %s, expected [%lld,%lld,%lld,%lld] (batch of '%s', output size)",
                       nm[MRT_DC_OFFSET], s[2], (long long)p->n, (long long)off->shape[1], (long long)p->oh,
                       (long long)p->ow, nm[MRT_DC_X]);
     if (mask && (mask->shape[0] != p->n || mask->shape[1] != og * kk || mask->shape[2] != p->oh ||
                  mask->shape[3] != p->ow)) {
         char sm[160];
-        return DC_WHY("input '%s' has shape %s, expected [%lld, %lld, %lld, %lld] (batch of '%s', offset_group*kh*kw "
+        return DC_WHY("input '%s' has shape %s, expected [%lld,%lld,%lld,%lld] (batch of '%s', offset_group*kh*kw "
                       "= %lld*%lld*%lld channels, output size)",
                       nm[MRT_DC_MASK], mrt_shape_describe(mask->rank, mask->shape, sm, sizeof sm), (long long)p->n,
                       (long long)(og * kk), (long long)p->oh, (long long)p->ow, nm[MRT_DC_X], (long long)og,

@@ -27,8 +27,9 @@ static const mrt_tensor *float_input(const mrt_op_ctx *ctx, int i, const char *n
         return NULL;
     }
     if (!is_float4(t->dtype)) {
-        *st = mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "input '%s' has dtype %s; %s takes float16, bfloat16, float or double",
-                          name, mrt_dtype_name(t->dtype), ctx->node->op_type);
+        *st = mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
+                          "input '%s' has dtype %s; %s takes float16, bfloat16, float or double", name,
+                          mrt_dtype_name(t->dtype), ctx->node->op_type);
         return NULL;
     }
     return t;
@@ -47,7 +48,8 @@ static mrt_status check_vector(const mrt_op_ctx *ctx, const mrt_tensor *p, const
 }
 
 /* Unidirectional broadcasting: p's shape, right-aligned, must match x's dims or be 1. */
-static mrt_status check_unidirectional(const mrt_op_ctx *ctx, const mrt_tensor *p, const char *name, const mrt_tensor *x)
+static mrt_status check_unidirectional(const mrt_op_ctx *ctx, const mrt_tensor *p, const char *name,
+                                       const mrt_tensor *x)
 {
     bool ok = p->rank <= x->rank;
     for (int i = 0; ok && i < p->rank; i++) {
@@ -56,8 +58,9 @@ static mrt_status check_unidirectional(const mrt_op_ctx *ctx, const mrt_tensor *
     }
     if (ok) return MRT_STATUS_OK;
     char a[256], b[256];
-    return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input '%s' has shape %s, which does not broadcast to X's shape %s",
-                       name, shp(p, a, sizeof a), shp(x, b, sizeof b));
+    return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                       "input '%s' has shape %s, which does not broadcast to X's shape %s", name,
+                       shp(p, a, sizeof a), shp(x, b, sizeof b));
 }
 
 static mrt_status check_rank(const mrt_op_ctx *ctx, const mrt_tensor *x, int min_rank, const char *layout)
@@ -91,7 +94,8 @@ static mrt_status infer_batchnorm(mrt_op_ctx *ctx)
         } else if (mrt_tensor_numel(in[i]) != c) {
             char a[256], b[256];
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
-                               "input '%s' has shape %s, expected %lld elements (C x D1 x ... of X, spatial=0; X is %s)",
+                               "input '%s' has shape %s, expected %lld elements "
+                               "(C x D1 x ... of X, spatial=0; X is %s)",
                                names[i], shp(in[i], a, sizeof a), (long long)c, shp(x, b, sizeof b));
         }
     }
@@ -100,9 +104,10 @@ static mrt_status infer_batchnorm(mrt_op_ctx *ctx)
     for (int i = 1; i < n_same; i++)
         if (in[i]->dtype != x->dtype)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input '%s' has dtype %s but X has %s (opset %lld)",
-                                   names[i], mrt_dtype_name(in[i]->dtype), mrt_dtype_name(x->dtype), (long long)ctx->opset);
+                               names[i], mrt_dtype_name(in[i]->dtype), mrt_dtype_name(x->dtype), (long long)ctx->opset);
     if (in[1]->dtype != in[2]->dtype || in[3]->dtype != in[4]->dtype)
-        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "scale/B (%s/%s) and input_mean/input_var (%s/%s) must pair up in dtype",
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "scale/B (%s/%s) and input_mean/input_var (%s/%s) must pair up in dtype",
                            mrt_dtype_name(in[1]->dtype), mrt_dtype_name(in[2]->dtype), mrt_dtype_name(in[3]->dtype),
                            mrt_dtype_name(in[4]->dtype));
     bool extra = false;
@@ -115,7 +120,8 @@ static mrt_status infer_batchnorm(mrt_op_ctx *ctx)
         for (int i = 1; i < 3; i++) MRT_TRY(mrt_output_set(ctx, i, in[3]->dtype, 1, &c));
     } else if (extra) {
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
-                           "training outputs (mean, var, saved_mean, saved_var) of BatchNormalization-%lld are not supported",
+                           "training outputs (mean, var, saved_mean, saved_var) of BatchNormalization-%lld "
+                           "are not supported",
                            (long long)ctx->opset);
     }
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
@@ -144,7 +150,8 @@ static mrt_status stash_dtype(const mrt_op_ctx *ctx, mrt_dtype *out)
 {
     int64_t st = mrt_attr_int(ctx, "stash_type", MRT_DTYPE_FLOAT);
     if (st < 0 || st >= MRT_DTYPE_COUNT_ || !is_float4((mrt_dtype)st))
-        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'stash_type' = %lld is not a float dtype", (long long)st);
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'stash_type' = %lld is not a float dtype",
+                           (long long)st);
     *out = (mrt_dtype)st;
     return MRT_STATUS_OK;
 }
@@ -201,8 +208,9 @@ static mrt_status infer_groupnorm(mrt_op_ctx *ctx)
     if (!g) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "required attribute 'num_groups' is missing");
     int64_t c = x->shape[1];
     if (g->i <= 0 || c % g->i != 0)
-        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "num_groups = %lld does not divide the channel count %lld of X",
-                           (long long)g->i, (long long)c);
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "num_groups = %lld does not divide the channel count %lld of X", (long long)g->i,
+                           (long long)c);
     if (ctx->opset >= 21) {
         mrt_dtype stash;
         MRT_TRY(stash_dtype(ctx, &stash));
@@ -226,7 +234,8 @@ static mrt_status infer_lpnorm(mrt_op_ctx *ctx)
     MRT_TRY(mrt_normalize_axis(ctx, "attribute 'axis'", mrt_attr_int(ctx, "axis", -1), x->rank, &axis));
     int64_t p = mrt_attr_int(ctx, "p", 2);
     if (p != 1 && p != 2)
-        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'p' = %lld; only 1 and 2 are defined", (long long)p);
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'p' = %lld; only 1 and 2 are defined",
+                           (long long)p);
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
@@ -245,7 +254,8 @@ static mrt_status infer_mvn(mrt_op_ctx *ctx)
         int ax;
         MRT_TRY(mrt_normalize_axis(ctx, a ? "axes value" : "default axes [0,2,3] value", axes[i], x->rank, &ax));
         if (seen[ax])
-            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "axis %lld appears more than once in axes", (long long)axes[i]);
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "axis %lld appears more than once in axes",
+                               (long long)axes[i]);
         seen[ax] = true;
     }
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
@@ -260,7 +270,9 @@ static mrt_status infer_lrn(mrt_op_ctx *ctx)
     const mrt_attr *sz;
     MRT_TRY(mrt_attr_get(ctx, "size", MRT_ATTR_INT, &sz));
     if (!sz) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "required attribute 'size' is missing");
-    if (sz->i <= 0) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'size' = %lld must be positive", (long long)sz->i);
+    if (sz->i <= 0)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'size' = %lld must be positive",
+                           (long long)sz->i);
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 

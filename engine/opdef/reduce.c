@@ -43,7 +43,8 @@ static bool is_int(mrt_dtype dt)
 static const mrt_tensor *require_input(const mrt_op_ctx *ctx, int i, const char *name, mrt_status *st)
 {
     const mrt_tensor *t = mrt_input(ctx, i);
-    *st = t ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input %d ('%s') is missing or not a tensor", i, name);
+    *st = t ? MRT_STATUS_OK
+            : mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input %d ('%s') is missing or not a tensor", i, name);
     return t;
 }
 
@@ -107,8 +108,9 @@ static mrt_status infer_reduce(mrt_op_ctx *ctx)
               (is_int(dt) && !(ctx->opset >= 28 && (kind == MRT_REDUCE_LOGSUM || kind == MRT_REDUCE_LOGSUMEXP))) ||
               (dt == MRT_DTYPE_BOOL && ctx->opset >= 20 && (kind == MRT_REDUCE_MAX || kind == MRT_REDUCE_MIN));
     if (!ok)
-        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "input 'data' has dtype %s, which %s (opset %lld) does not take",
-                           mrt_dtype_name(dt), ctx->node->op_type, (long long)ctx->opset);
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
+                           "input 'data' has dtype %s, which %s (opset %lld) does not take", mrt_dtype_name(dt),
+                           ctx->node->op_type, (long long)ctx->opset);
     bool reduced[MRT_MAX_RANK], pending;
     MRT_TRY(mrt_reduce_axes(ctx, x, reduced, &pending));
     if (pending) return mrt_infer_dynamic(ctx);

@@ -146,6 +146,8 @@ typedef struct mrt_value {
 } mrt_value;
 
 mrt_value mrt_value_from_tensor(mrt_tensor t);
+/* Deep copy (tensor data, sequence items) into freshly allocated storage. */
+mrt_status mrt_value_copy(mrt_value *dst, const mrt_value *src);
 /* Free storage owned by a value built with mrt_tensor_alloc'd tensors/items. */
 void mrt_value_release(mrt_value *v);
 
