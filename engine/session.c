@@ -519,18 +519,55 @@ done:
     return st;
 }
 
+/* Dead-node elimination: a node is live when one of its outputs is a graph output or is read (directly
+   or from inside a subgraph) by a live node. Walking the topological order backwards sees consumers first. */
+static mrt_status mark_live(const mrt_exec *e, bool *live)
+{
+    const mrt_graph *g = e->graph;
+    bool *needed = calloc((size_t)g->n_values + 1, sizeof *needed);
+    int *refs = NULL, n_refs = 0, cap_refs = 0;
+    if (!needed) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    for (int i = 0; i < g->n_outputs; i++) needed[g->outputs[i]] = true;
+    mrt_status st = MRT_STATUS_OK;
+    for (int s = g->n_nodes - 1; s >= 0 && !st; s--) {
+        const mrt_node *nd = &g->nodes[e->order[s]];
+        bool is_live = false;
+        for (int i = 0; i < nd->n_outputs; i++) is_live |= nd->outputs[i] >= 0 && needed[nd->outputs[i]];
+        live[e->order[s]] = is_live;
+        if (!is_live) continue;
+        for (int i = 0; i < nd->n_inputs; i++)
+            if (nd->inputs[i] >= 0) needed[nd->inputs[i]] = true;
+        n_refs = 0;
+        for (int a = 0; a < nd->n_attrs && !st; a++) {
+            const mrt_attr *at = &nd->attrs[a];
+            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &refs, &n_refs, &cap_refs);
+            for (int64_t j = 0; at->type == MRT_ATTR_GRAPHS && j < at->n && !st; j++)
+                st = collect_outer_refs(at->graphs[j], g, &refs, &n_refs, &cap_refs);
+        }
+        for (int i = 0; i < n_refs; i++) needed[refs[i]] = true;
+    }
+    free(needed);
+    free(refs);
+    return st;
+}
+
 static mrt_status plan(mrt_exec *e)
 {
     double t0 = now_ms();
     const mrt_graph *g = e->graph;
     MRT_TRY(topo_sort(e));
+    bool *live = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *live);
     e->steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->steps);
-    if (!e->steps) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
-    e->n_steps = g->n_nodes;
-    for (int s = 0; s < g->n_nodes; s++) {
-        e->steps[s].node = e->order[s];
-        MRT_TRY(plan_node(e, &e->steps[s]));
+    mrt_status st = live && e->steps ? mark_live(e, live) : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    e->n_steps = 0;
+    for (int s = 0; !st && s < g->n_nodes; s++) {
+        if (!live[e->order[s]]) continue;
+        mrt_step *step = &e->steps[e->n_steps++];
+        step->node = e->order[s];
+        st = plan_node(e, step);
     }
+    free(live);
+    MRT_TRY(st);
     MRT_TRY(plan_storage(e));
     e->nodes_before = g->n_nodes;
     e->nodes_after = 0;
