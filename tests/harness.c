@@ -104,6 +104,7 @@ mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs,
     if (c->node->n_outputs == 0 && n_outputs > 0) {
         int *no = malloc((size_t)n_outputs * sizeof(int));
         if (!no) return MRT_STATUS_OUT_OF_MEMORY;
+        free(c->node->outputs); /* the zero-length array from mrt_graph_add_node */
         c->node->outputs = no;
         c->node->n_outputs = n_outputs;
         for (int i = 0; i < n_outputs; i++) {
@@ -112,7 +113,6 @@ mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs,
             int vi;
             MRT_TRY(mrt_graph_add_output(g, name, NULL, &vi));
             g->values[vi].producer = 0;
-            /* mrt_graph_add_output may grow the node array? no: only values; c->node stays valid */
             c->node->outputs[i] = vi;
         }
     }

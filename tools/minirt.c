@@ -1,5 +1,4 @@
 /* minirt command-line tool: dispatch and shared helpers. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,42 +16,6 @@ static const char usage[] =
     "  diff MODEL --input ... [--against fp64|cpu|DIR]        first diverging node (chained + teacher-forced)\n"
     "\n"
     "Run 'minirt <command> --help' for the options of a command.\n";
-
-void cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("minirt: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-int cli_fail_status(mrt_status st, const char *context)
-{
-    (void)st;
-    if (context)
-        cli_error("%s: %s", context, mrt_last_error());
-    else
-        cli_error("%s", mrt_last_error());
-    return MRT_EXIT_ERROR;
-}
-
-char *cli_sanitize_name(const char *name)
-{
-    char *s = strdup(name && name[0] ? name : "_");
-    if (!s) return NULL;
-    for (char *p = s; *p; p++) {
-        char c = *p;
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-                  c == '_' || c == '-';
-        if (!ok) *p = '_';
-    }
-    /* "." and ".." would name directories */
-    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-        for (char *p = s; *p; p++) *p = '_';
-    return s;
-}
 
 int main(int argc, char **argv)
 {

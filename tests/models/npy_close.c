@@ -104,7 +104,8 @@ static int npy_read(const char *path, npy_array *out)
     const char *descr = dict_value(header, "descr");
     const char *fortran = dict_value(header, "fortran_order");
     const char *shape = dict_value(header, "shape");
-    if (!descr || !fortran || !shape || (*descr != '\'' && *descr != '"') || *shape != '(') {
+    if (!descr || !fortran || !shape || (*descr != '\'' && *descr != '"') || strlen(descr) < 5 ||
+        *shape != '(') {
         free(header);
         fclose(f);
         return fail_io(path, "malformed header");
