@@ -7,8 +7,9 @@
 
 #include "engine/registry.h"
 
-/* Attribute values above this are refused, so that products of them cannot overflow int64. */
-#define DC_ATTR_MAX ((int64_t)1 << 31)
+/* Attribute values and kernel sizes above this are refused, so that the products of two of them (and
+   twice that) cannot overflow int64. */
+#define DC_ATTR_MAX (((int64_t)1 << 31) - 1)
 
 typedef enum dc_frontend { FE_ONNX, FE_MMCV_MODULATED, FE_MMCV, FE_TORCHVISION } dc_frontend;
 
@@ -262,6 +263,8 @@ static mrt_status derive(const dc_frontend_desc *fd, const dc_attrs *a, const mr
         p->pad_end[i] = a->pad_end[i];
     }
     if (p->kh < 1 || p->kw < 1) return DC_WHY("input '%s' has shape %s: the kernel is empty", nm[MRT_DC_W], s[1]);
+    if (p->kh > DC_ATTR_MAX / p->kw)
+        return DC_WHY("input '%s' has shape %s: the kernel is too large", nm[MRT_DC_W], s[1]);
     if (a->has_kernel && (a->kernel[0] != p->kh || a->kernel[1] != p->kw))
         return DC_WHY("attribute 'kernel_shape' [%lld,%lld] does not match input '%s' of shape %s",
                       (long long)a->kernel[0], (long long)a->kernel[1], nm[MRT_DC_W], s[1]);
