@@ -112,6 +112,7 @@ static const char diff_usage[] =
     "  --threads N                  CPU threads of the run under test\n"
     "  --top N                      rows of the ranked table (default 10)\n"
     "  --json FILE                  every node's chained and local errors as JSON\n"
+    "  --plugin LIB.so              load an op plugin first (repeatable; --plugin-replace to replace built-ins)\n"
     "Exit status 0 when no node exceeds tolerance, 1 when one does (or on error).\n";
 
 typedef struct row {
@@ -124,8 +125,10 @@ typedef struct row {
 static int by_local_error(const void *a, const void *b)
 {
     const row *x = a, *y = b;
-    double ex = x->has_local ? x->local.max_rel : -1, ey = y->has_local ? y->local.max_rel : -1;
-    return ex < ey ? 1 : ex > ey ? -1 : x->order - y->order;
+    double ex = x->has_local ? x->local.min_rtol_to_pass : -1, ey = y->has_local ? y->local.min_rtol_to_pass : -1;
+    if (ex != ey) return ex < ey ? 1 : -1;
+    double ax = x->has_local ? x->local.max_abs : -1, ay = y->has_local ? y->local.max_abs : -1;
+    return ax < ay ? 1 : ax > ay ? -1 : x->order - y->order;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -133,8 +136,10 @@ int cmd_diff(int argc, char **argv)
     const char *model_path = NULL, *against = "fp64", *json_path = NULL;
     compare_tolerance tol = {1e-4, 1e-4, ERROR_STAT_ELEMWISE, 0.99};
     int top = 10, threads = 0;
-    const char **input_args = calloc((size_t)argc, sizeof(char *));
-    int n_in = 0;
+    const char **input_args = calloc(2 * (size_t)argc, sizeof(char *));
+    const char **plugins = input_args + argc;
+    int n_in = 0, n_plugins = 0;
+    bool plugin_replace = false;
     if (!input_args) return MRT_EXIT_ERROR;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -166,6 +171,10 @@ int cmd_diff(int argc, char **argv)
             *(a[2] == 't' && a[3] == 'o' ? &top : &threads) = (int)v;
         } else if (strcmp(a, "--json") == 0 && next) {
             json_path = argv[++i];
+        } else if (strcmp(a, "--plugin") == 0 && next) {
+            plugins[n_plugins++] = argv[++i];
+        } else if (strcmp(a, "--plugin-replace") == 0) {
+            plugin_replace = true;
         } else if (a[0] == '-') {
             cli_error("unknown or incomplete option '%s' for 'diff' (try --help)", a);
             free(input_args);
@@ -190,7 +199,9 @@ int cmd_diff(int argc, char **argv)
     tensor_set dir_ref = {0};
     const tensor_set *reference = &ref.values;
     row *rows = NULL;
-    mrt_status st = mrt_model_load(model_path, &m);
+    mrt_status st = MRT_STATUS_OK;
+    for (int i = 0; i < n_plugins && !st; i++) st = mrt_plugin_load(plugins[i], plugin_replace);
+    if (!st) st = mrt_model_load(model_path, &m);
     if (st) {
         rc = cli_fail_status(st, model_path);
         goto done;
@@ -229,7 +240,7 @@ int cmd_diff(int argc, char **argv)
         goto done;
     }
     rows = calloc((size_t)(chained.n_order ? chained.n_order : 1), sizeof *rows);
-    int n_rows = 0, first_bad = -1, compared = 0;
+    int n_rows = 0, first_bad = -1, first_chained = -1, compared = 0;
     for (int i = 0; i < chained.n_order; i++) {
         const node_record *rec = &chained.order[i];
         int kr = set_find(reference, rec->value);
@@ -245,27 +256,32 @@ int cmd_diff(int argc, char **argv)
             r->has_local = true;
             if (!r->local.passed && first_bad < 0) first_bad = n_rows;
         }
+        if (!r->chained.passed && first_chained < 0) first_chained = n_rows;
         compared++;
         n_rows++;
     }
     printf("reference: %s; tolerance atol %g rtol %g; %d of %d node outputs matched by name\n", against, tol.atol,
            tol.rtol, compared, chained.n_order);
+    printf("(rel = relative error over the elements whose absolute error exceeds atol; abs = max absolute error)\n");
     printf("%-4s %-32s %-18s %-12s %-12s %-12s %s\n", "#", "node", "op", "chained rel", "local rel", "local abs", "");
     for (int i = 0; i < n_rows; i++) {
         const row *r = &rows[i];
-        printf("%-4d %-32.32s %-18.18s %-12.3g %-12.3g %-12.3g %s\n", i, r->rec->node, r->rec->op, r->chained.max_rel,
-               r->has_local ? r->local.max_rel : NAN, r->has_local ? r->local.max_abs : NAN,
+        printf("%-4d %-32.32s %-18.18s %-12.3g %-12.3g %-12.3g %s\n", i, r->rec->node, r->rec->op,
+               r->chained.min_rtol_to_pass, r->has_local ? r->local.min_rtol_to_pass : NAN, r->has_local ? r->local.max_abs : NAN,
                !r->has_local ? "" : r->local.passed ? (r->chained.passed ? "ok" : "inherited") : "LOCAL ERROR");
     }
+    if (first_chained >= 0)
+        printf("\nfirst chained divergence: node '%s' (%s), output '%s': max abs err %.3g\n", rows[first_chained].rec->node,
+               rows[first_chained].rec->op, rows[first_chained].rec->value, rows[first_chained].chained.max_abs);
     if (first_bad >= 0) {
         const row *r = &rows[first_bad];
-        printf("\nfirst divergence: node '%s' (%s), output '%s': local max abs err %.3g, max rel err %.3g "
+        printf("first divergence (local error): node '%s' (%s), output '%s': local max abs err %.3g, max rel err %.3g "
                "(at index %lld: %.9g vs reference %.9g)\n",
                r->rec->node, r->rec->op, r->rec->value, r->local.max_abs, r->local.max_rel,
                (long long)r->local.worst_index, r->local.worst_a, r->local.worst_b);
         rc = MRT_EXIT_ERROR;
     } else {
-        printf("\nno node exceeds tolerance on its own inputs\n");
+        printf("no node exceeds tolerance on its own inputs\n");
     }
     row *ranked = malloc((size_t)(n_rows ? n_rows : 1) * sizeof *ranked);
     if (ranked && n_rows) {
@@ -274,7 +290,8 @@ int cmd_diff(int argc, char **argv)
         printf("\nlargest local errors:\n");
         for (int i = 0; i < n_rows && i < top; i++)
             printf("  %-32.32s %-18.18s local rel %.3g  abs %.3g  chained rel %.3g\n", ranked[i].rec->node,
-                   ranked[i].rec->op, ranked[i].local.max_rel, ranked[i].local.max_abs, ranked[i].chained.max_rel);
+                   ranked[i].rec->op, ranked[i].local.min_rtol_to_pass, ranked[i].local.max_abs,
+                   ranked[i].chained.min_rtol_to_pass);
     }
     free(ranked);
     if (json_path) {
@@ -288,6 +305,8 @@ int cmd_diff(int argc, char **argv)
         json_write_string(f, against);
         fprintf(f, ", \"first_divergence\": ");
         if (first_bad >= 0) json_write_string(f, rows[first_bad].rec->node); else fputs("null", f);
+        fprintf(f, ", \"first_chained_divergence\": ");
+        if (first_chained >= 0) json_write_string(f, rows[first_chained].rec->node); else fputs("null", f);
         fprintf(f, ", \"nodes\": [");
         for (int i = 0; i < n_rows; i++) {
             fprintf(f, "%s\n {\"node\": ", i ? "," : "");
