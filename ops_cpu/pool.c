@@ -369,7 +369,9 @@ static mrt_status mrt_cpu_maxroipool(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ MaxUnpool */
 
-/* Y = 0 except Y.flat[I[i]] = X.flat[i]; indices are flat over the whole output, as MaxPool produces them. */
+/* Y = 0 except Y[I[i]] = X.flat[i]. The indices are flat over the shape the attributes infer
+   ((in - 1) * stride + kernel - pads); an output_shape input only pads (or crops) that result at the end of
+   each dim, as the ONNX reference and backend tests have it. */
 static mrt_status mrt_cpu_maxunpool(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *ind = mrt_input(ctx, 1);
@@ -380,17 +382,40 @@ static mrt_status mrt_cpu_maxunpool(mrt_op_ctx *ctx)
         MRT_TRY(mrt_maxunpool_shape(ctx, &rank, shape));
         MRT_TRY(mrt_output_alloc(ctx, 0, x->dtype, rank, shape, &y));
     }
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, x, &w));
+    int rank = x->rank;
+    int64_t inferred[MRT_MAX_RANK], ystride[MRT_MAX_RANK];
+    inferred[0] = x->shape[0];
+    inferred[1] = x->shape[1];
+    for (int d = 0; d < w.nsp; d++) {
+        inferred[d + 2] = (w.in[d] - 1) * w.stride[d] + w.kernel[d] - w.pad_begin[d] - w.pad_end[d];
+        if (inferred[d + 2] < 0) inferred[d + 2] = 0;
+    }
+    mrt_shape_strides(rank, y->shape, ystride);
+    int64_t n_inferred = prod(rank, inferred);
+    bool same = memcmp(inferred, y->shape, (size_t)rank * sizeof(int64_t)) == 0;
     size_t es = (size_t)mrt_dtype_bits(x->dtype) / 8;
     int64_t nx = mrt_tensor_numel(x), ny = mrt_tensor_numel(y);
     memset(y->data, 0, (size_t)ny * es);
     const int64_t *id = ind->data;
+    char is[256];
     for (int64_t i = 0; i < nx; i++) {
-        if (id[i] < 0 || id[i] >= ny) {
-            char ys[256];
-            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "input 'I' has index %lld at %lld, outside the output %s",
-                               (long long)id[i], (long long)i, mrt_shape_describe(y->rank, y->shape, ys, sizeof ys));
+        int64_t f = id[i];
+        if (f < 0 || f >= n_inferred)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "input 'I' has index %lld at %lld, outside the unpooled shape %s",
+                               (long long)f, (long long)i, mrt_shape_describe(rank, inferred, is, sizeof is));
+        int64_t dst = f;
+        if (!same) {
+            dst = 0;
+            for (int d = rank - 1; d >= 0 && dst >= 0; d--) {
+                int64_t c = f % inferred[d];
+                f /= inferred[d];
+                dst = c < y->shape[d] ? dst + c * ystride[d] : -1;
+            }
+            if (dst < 0) continue; /* cropped away by a smaller output_shape */
         }
-        memcpy((char *)y->data + (size_t)id[i] * es, (const char *)x->data + (size_t)i * es, es);
+        memcpy((char *)y->data + (size_t)dst * es, (const char *)x->data + (size_t)i * es, es);
     }
     return MRT_STATUS_OK;
 }

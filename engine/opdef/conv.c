@@ -308,7 +308,9 @@ mrt_status mrt_convtranspose_params_get(const mrt_op_ctx *ctx, mrt_conv_params *
         int64_t out;
         if (os || mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
             out = os ? os->ints[os->n - nsp + i] : in * s;
+            /* a larger requested output than the natural one grows at the end (no negative pads) */
             int64_t total = s * (in - 1) + out_pad[i] + ek - out;
+            if (total < 0) total = 0;
             int64_t half = total / 2;
             win->pad_begin[i] = mode == PAD_SAME_UPPER ? half : total - half;
             win->pad_end[i] = total - win->pad_begin[i];

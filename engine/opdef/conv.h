@@ -1,6 +1,6 @@
-/* Sliding-window geometry shared by the conv and pool families: their opdefs (engine/opdef/conv.c,
- * pool.c) and CPU kernels (ops_cpu/conv.c, pool.c) call the same parsers, so infer and run agree on
- * pads, output sizes and the validation messages. */
+/* Shape logic shared by the opdefs and CPU kernels of the conv, pool and gemm families: sliding-window
+ * geometry (implemented in engine/opdef/conv.c and pool.c) and MatMul broadcasting (engine/opdef/gemm.c).
+ * Infer and run call the same parsers, so they agree on pads, output sizes and validation messages. */
 #pragma once
 
 #include "engine/op.h"

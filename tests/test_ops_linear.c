@@ -1,0 +1,1076 @@
+/* Conv/ConvTranspose/ConvInteger, Gemm/MatMul/MatMulInteger and the pools against the naive references
+ * in tests/ref/linear_ref.c: random geometries (groups, depthwise, asymmetric pads, strides, dilations,
+ * auto_pad, ceil_mode, 1-D..3-D), several dtypes, empty tensors and error cases. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ref/linear_ref.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static void tol_of(mrt_dtype dt, double *nmse, double *abs_tol, double *rel)
+{
+    switch (dt) {
+    case MRT_DTYPE_DOUBLE: *nmse = 1e-24; *abs_tol = 1e-10; *rel = 1e-10; break;
+    case MRT_DTYPE_FLOAT: *nmse = 1e-10; *abs_tol = 1e-4; *rel = 1e-4; break;
+    case MRT_DTYPE_FLOAT16: *nmse = 1e-5; *abs_tol = 2e-2; *rel = 1e-2; break;
+    case MRT_DTYPE_BFLOAT16: *nmse = 1e-4; *abs_tol = 1e-1; *rel = 2e-2; break;
+    default: *nmse = 0; *abs_tol = 0; *rel = 0; break; /* integers compare exactly */
+    }
+}
+
+static void check_out(const mrt_tensor *got, mrt_dtype dt, const double *expect, int rank, const int64_t *shape,
+                      const char *label)
+{
+    char why[512];
+    double nmse, at, rt;
+    tol_of(dt, &nmse, &at, &rt);
+    cr_assert_eq(got->dtype, dt, "%s: output dtype %s, expected %s", label, mrt_dtype_name(got->dtype),
+                 mrt_dtype_name(dt));
+    cr_assert(th_check_f64(got, expect, rank, shape, nmse, at, rt, why, sizeof why), "%s: %s", label, why);
+}
+
+static void expect_fail(th_case *c, int n_out, const char *needle, const char *label)
+{
+    mrt_tensor y[2];
+    mrt_status st = th_run(c, n_out, y);
+    cr_assert_neq(st, MRT_STATUS_OK, "%s: expected a failure", label);
+    cr_assert(strstr(mrt_last_error(), needle) != NULL, "%s: message '%s' does not mention '%s'", label,
+              mrt_last_error(), needle);
+    th_free(c);
+}
+
+static int64_t numel_of(int rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= shape[i];
+    return n;
+}
+
+static double *alloc_d(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(double)); }
+
+/* ------------------------------------------------------------------ Conv */
+
+typedef struct conv_case {
+    int nsp;
+    int64_t n, c, m, group;
+    int64_t in[3], k[3], s[3], d[3], pads[6];
+    const char *auto_pad;
+    bool bias, kernel_attr;
+    mrt_dtype dt;
+    int opset;
+} conv_case;
+
+static void run_conv(th_rng *r, const conv_case *cc, const char *label)
+{
+    lr_geom g;
+    memset(&g, 0, sizeof g);
+    g.nsp = cc->nsp;
+    for (int i = 0; i < cc->nsp; i++) {
+        g.in[i] = cc->in[i];
+        g.kernel[i] = cc->k[i];
+        g.stride[i] = cc->s[i];
+        g.dilation[i] = cc->d[i];
+        g.pads[i] = cc->pads[i];
+        g.pads[cc->nsp + i] = cc->pads[cc->nsp + i];
+    }
+    g.auto_pad = cc->auto_pad;
+    cr_assert(lr_geom_resolve(&g), "%s: the test built an invalid geometry", label);
+    int rank = cc->nsp + 2;
+    int64_t xs[5] = {cc->n, cc->c}, ws[5] = {cc->m, cc->c / cc->group}, ys[5] = {cc->n, cc->m};
+    for (int i = 0; i < cc->nsp; i++) {
+        xs[i + 2] = cc->in[i];
+        ws[i + 2] = cc->k[i];
+        ys[i + 2] = g.out[i];
+    }
+    mrt_tensor x = th_rand(r, cc->dt, rank, xs, -1, 1), w = th_rand(r, cc->dt, rank, ws, -1, 1);
+    mrt_tensor b = th_rand(r, cc->dt, 1, &cc->m, -1, 1);
+    th_case *c = th_begin("Conv", "", cc->opset ? cc->opset : 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    if (cc->bias) th_input_const(c, &b);
+    if (cc->group != 1) th_attr_int(c, "group", cc->group);
+    th_attr_ints(c, "strides", cc->nsp, cc->s);
+    th_attr_ints(c, "dilations", cc->nsp, cc->d);
+    if (cc->kernel_attr) th_attr_ints(c, "kernel_shape", cc->nsp, cc->k);
+    if (strcmp(cc->auto_pad, "NOTSET") == 0) th_attr_ints(c, "pads", 2 * cc->nsp, cc->pads);
+    else th_attr_string(c, "auto_pad", cc->auto_pad);
+    mrt_tensor y;
+    mrt_status st = th_run(c, 1, &y);
+    cr_assert_eq(st, MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = alloc_d(numel_of(rank, ys));
+    lr_conv(&g, cc->n, cc->c, cc->m, cc->group, xd, wd, cc->bias ? bd : NULL, ed);
+    check_out(&y, cc->dt, ed, rank, ys, label);
+    free(xd);
+    free(wd);
+    free(bd);
+    free(ed);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+    mrt_tensor_release(&b);
+    th_free(c);
+}
+
+static const char *const auto_pads[] = {"NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+
+Test(linear, conv_random)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_random"));
+    for (int it = 0; it < 60; it++) {
+        conv_case cc;
+        memset(&cc, 0, sizeof cc);
+        cc.nsp = 1 + it % 3;
+        int gk = (int)th_rng_int(&r, 0, 2);
+        int64_t per = th_rng_int(&r, 1, 3);
+        cc.group = gk == 0 ? 1 : gk == 1 ? 2 : th_rng_int(&r, 2, 4);
+        cc.c = gk == 2 ? cc.group : cc.group * per; /* gk 2: depthwise */
+        cc.m = cc.group * th_rng_int(&r, 1, 3);
+        cc.n = th_rng_int(&r, 1, 2);
+        cc.auto_pad = auto_pads[th_rng_int(&r, 0, 4)];
+        for (int i = 0; i < cc.nsp; i++) {
+            cc.k[i] = th_rng_int(&r, 1, cc.nsp == 3 ? 2 : 3);
+            cc.s[i] = th_rng_int(&r, 1, 2);
+            cc.d[i] = th_rng_int(&r, 1, 2);
+            cc.pads[i] = th_rng_int(&r, 0, 2);
+            cc.pads[cc.nsp + i] = th_rng_int(&r, 0, 2);
+            int64_t ek = (cc.k[i] - 1) * cc.d[i] + 1;
+            cc.in[i] = ek + th_rng_int(&r, 0, cc.nsp == 3 ? 3 : 6);
+        }
+        cc.bias = th_rng_int(&r, 0, 1);
+        cc.kernel_attr = th_rng_int(&r, 0, 1);
+        cc.dt = it % 2 ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT;
+        cc.opset = it % 5 == 0 ? 11 : it % 7 == 0 ? 1 : 22;
+        char label[160];
+        snprintf(label, sizeof label, "case %d (%dD group %lld c %lld m %lld %s)", it, cc.nsp, (long long)cc.group,
+                 (long long)cc.c, (long long)cc.m, cc.auto_pad);
+        run_conv(&r, &cc, label);
+    }
+}
+
+Test(linear, conv_pointwise_and_halves)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_pointwise_and_halves"));
+    /* 1x1 stride-1 unpadded: the direct GEMM path, with and without groups */
+    conv_case cc = {2, 2, 16, 24, 1, {7, 5}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22};
+    run_conv(&r, &cc, "pointwise");
+    cc.group = 4;
+    run_conv(&r, &cc, "pointwise grouped");
+    cc.s[0] = 2;
+    run_conv(&r, &cc, "1x1 stride 2");
+    conv_case h = {2, 1, 3, 4, 1, {6, 5}, {3, 2}, {1, 2}, {1, 1}, {1, 0, 1, 1}, "NOTSET", true, true,
+                   MRT_DTYPE_FLOAT16, 22};
+    run_conv(&r, &h, "float16");
+    h.dt = MRT_DTYPE_BFLOAT16;
+    run_conv(&r, &h, "bfloat16");
+    conv_case big = {2, 1, 8, 16, 1, {17, 13}, {3, 3}, {2, 1}, {1, 2}, {1, 2, 0, 1}, "NOTSET", true, false,
+                     MRT_DTYPE_FLOAT, 22};
+    run_conv(&r, &big, "larger 2D");
+}
+
+Test(linear, conv_empty_batch)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_empty_batch"));
+    conv_case cc = {2, 0, 2, 3, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, "NOTSET", true, false,
+                    MRT_DTYPE_FLOAT, 22};
+    run_conv(&r, &cc, "N = 0");
+    conv_case z = {1, 1, 0, 2, 1, {5}, {2}, {1}, {1}, {0, 0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22};
+    run_conv(&r, &z, "C = 0 (bias only)");
+}
+
+Test(linear, conv_errors)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_errors"));
+    int64_t xs[4] = {1, 4, 5, 5}, ws[4] = {2, 3, 3, 3}, ws2[4] = {2, 4, 3, 3}, bl = 3, ws3[4] = {2, 4, 7, 7};
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, xs, -1, 1), w = th_rand(&r, MRT_DTYPE_FLOAT, 4, ws, -1, 1);
+    mrt_tensor w2 = th_rand(&r, MRT_DTYPE_FLOAT, 4, ws2, -1, 1), b = th_rand(&r, MRT_DTYPE_FLOAT, 1, &bl, -1, 1);
+    mrt_tensor w3 = th_rand(&r, MRT_DTYPE_FLOAT, 4, ws3, -1, 1);
+    mrt_tensor wd = th_rand(&r, MRT_DTYPE_DOUBLE, 4, ws2, -1, 1);
+
+    th_case *c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    expect_fail(c, 1, "'W'", "channel mismatch");
+
+    c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w2);
+    th_input_const(c, &b);
+    expect_fail(c, 1, "'B'", "bias length");
+
+    c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w3);
+    expect_fail(c, 1, "smaller than the window", "kernel larger than input");
+
+    c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w2);
+    th_attr_int(c, "group", 3);
+    expect_fail(c, 1, "group", "group does not divide channels");
+
+    c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &wd);
+    expect_fail(c, 1, "dtype", "dtype mismatch");
+
+    c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w2);
+    th_attr_ints(c, "pads", 2, (int64_t[]){1, 1});
+    expect_fail(c, 1, "pads", "pads of the wrong length");
+
+    c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w2);
+    th_attr_string(c, "auto_pad", "SAME");
+    expect_fail(c, 1, "auto_pad", "bad auto_pad");
+
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+    mrt_tensor_release(&w2);
+    mrt_tensor_release(&w3);
+    mrt_tensor_release(&wd);
+    mrt_tensor_release(&b);
+}
+
+/* ------------------------------------------------------------------ ConvTranspose */
+
+typedef struct convt_case {
+    int nsp;
+    int64_t n, c, m, group;
+    int64_t in[3], k[3], s[3], d[3], pads[6], out_pad[3], out_shape[3];
+    const char *auto_pad;
+    bool bias, use_out_shape;
+    mrt_dtype dt;
+} convt_case;
+
+static void run_convt(th_rng *r, const convt_case *cc, const char *label)
+{
+    lr_geom g;
+    memset(&g, 0, sizeof g);
+    g.nsp = cc->nsp;
+    for (int i = 0; i < cc->nsp; i++) {
+        g.in[i] = cc->in[i];
+        g.kernel[i] = cc->k[i];
+        g.stride[i] = cc->s[i];
+        g.dilation[i] = cc->d[i];
+        g.pads[i] = cc->pads[i];
+        g.pads[cc->nsp + i] = cc->pads[cc->nsp + i];
+    }
+    g.auto_pad = cc->auto_pad;
+    cr_assert(lr_geom_resolve_transposed(&g, cc->out_pad, cc->use_out_shape ? cc->out_shape : NULL),
+              "%s: the test built an invalid geometry", label);
+    int rank = cc->nsp + 2;
+    int64_t xs[5] = {cc->n, cc->c}, ws[5] = {cc->c, cc->m / cc->group}, ys[5] = {cc->n, cc->m};
+    for (int i = 0; i < cc->nsp; i++) {
+        xs[i + 2] = cc->in[i];
+        ws[i + 2] = cc->k[i];
+        ys[i + 2] = g.out[i];
+    }
+    mrt_tensor x = th_rand(r, cc->dt, rank, xs, -1, 1), w = th_rand(r, cc->dt, rank, ws, -1, 1);
+    mrt_tensor b = th_rand(r, cc->dt, 1, &cc->m, -1, 1);
+    th_case *c = th_begin("ConvTranspose", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    if (cc->bias) th_input_const(c, &b);
+    if (cc->group != 1) th_attr_int(c, "group", cc->group);
+    th_attr_ints(c, "strides", cc->nsp, cc->s);
+    th_attr_ints(c, "dilations", cc->nsp, cc->d);
+    th_attr_ints(c, "output_padding", cc->nsp, cc->out_pad);
+    if (cc->use_out_shape) th_attr_ints(c, "output_shape", cc->nsp, cc->out_shape);
+    if (strcmp(cc->auto_pad, "NOTSET") == 0) th_attr_ints(c, "pads", 2 * cc->nsp, cc->pads);
+    else th_attr_string(c, "auto_pad", cc->auto_pad);
+    mrt_tensor y;
+    mrt_status st = th_run(c, 1, &y);
+    cr_assert_eq(st, MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = alloc_d(numel_of(rank, ys));
+    lr_convtranspose(&g, cc->n, cc->c, cc->m, cc->group, xd, wd, cc->bias ? bd : NULL, ed);
+    check_out(&y, cc->dt, ed, rank, ys, label);
+    free(xd);
+    free(wd);
+    free(bd);
+    free(ed);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+    mrt_tensor_release(&b);
+    th_free(c);
+}
+
+Test(linear, convtranspose_random)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.convtranspose_random"));
+    for (int it = 0; it < 40; it++) {
+        convt_case cc;
+        memset(&cc, 0, sizeof cc);
+        cc.nsp = 1 + it % 3;
+        cc.group = th_rng_int(&r, 0, 1) ? 1 : th_rng_int(&r, 2, 3);
+        cc.c = cc.group * th_rng_int(&r, 1, 2);
+        cc.m = cc.group * th_rng_int(&r, 1, 3);
+        cc.n = th_rng_int(&r, 1, 2);
+        int mode = (int)th_rng_int(&r, 0, 4); /* 0-1 pads, 2 output_shape, 3 SAME_UPPER, 4 SAME_LOWER */
+        cc.auto_pad = mode == 3 ? "SAME_UPPER" : mode == 4 ? "SAME_LOWER" : "NOTSET";
+        cc.use_out_shape = mode == 2;
+        for (int i = 0; i < cc.nsp; i++) {
+            cc.k[i] = th_rng_int(&r, 1, 3);
+            cc.s[i] = th_rng_int(&r, 1, 3);
+            cc.d[i] = th_rng_int(&r, 1, 2);
+            cc.in[i] = th_rng_int(&r, 1, cc.nsp == 3 ? 3 : 5);
+            int64_t ek = (cc.k[i] - 1) * cc.d[i] + 1;
+            cc.out_pad[i] = th_rng_int(&r, 0, cc.s[i] - 1);
+            int64_t natural = cc.s[i] * (cc.in[i] - 1) + cc.out_pad[i] + ek;
+            int64_t pmax = ek / 2 < (natural - 1) / 2 ? ek / 2 : (natural - 1) / 2;
+            cc.pads[i] = th_rng_int(&r, 0, pmax);
+            cc.pads[cc.nsp + i] = th_rng_int(&r, 0, pmax);
+            cc.out_shape[i] = natural - th_rng_int(&r, -1, natural > 2 ? 2 : natural - 1);
+        }
+        cc.bias = th_rng_int(&r, 0, 1);
+        cc.dt = it % 2 ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT;
+        char label[160];
+        snprintf(label, sizeof label, "case %d (%dD group %lld mode %d)", it, cc.nsp, (long long)cc.group, mode);
+        run_convt(&r, &cc, label);
+    }
+    convt_case h = {2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {1, 0}, {0}, "NOTSET", true,
+                    false, MRT_DTYPE_FLOAT16};
+    run_convt(&r, &h, "float16");
+}
+
+Test(linear, convtranspose_errors)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.convtranspose_errors"));
+    int64_t xs[4] = {1, 4, 5, 5}, ws[4] = {3, 2, 3, 3};
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, xs, -1, 1), w = th_rand(&r, MRT_DTYPE_FLOAT, 4, ws, -1, 1);
+    th_case *c = th_begin("ConvTranspose", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    expect_fail(c, 1, "'W'", "channel mismatch");
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+}
+
+/* ------------------------------------------------------------------ ConvInteger */
+
+Test(linear, convinteger)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.convinteger"));
+    for (int it = 0; it < 6; it++) {
+        mrt_dtype xdt = it % 2 ? MRT_DTYPE_INT8 : MRT_DTYPE_UINT8, wdt = it % 3 ? MRT_DTYPE_UINT8 : MRT_DTYPE_INT8;
+        int64_t group = it >= 4 ? 2 : 1, c = 2 * group, m = 2 * group;
+        int64_t xs[4] = {2, c, 5, 6}, ws[4] = {m, c / group, 3, 2}, ys[4] = {2, m, 0, 0};
+        double lo_x = xdt == MRT_DTYPE_INT8 ? -128 : 0, hi_x = xdt == MRT_DTYPE_INT8 ? 127 : 255;
+        double lo_w = wdt == MRT_DTYPE_INT8 ? -128 : 0, hi_w = wdt == MRT_DTYPE_INT8 ? 127 : 255;
+        mrt_tensor x = th_rand(&r, xdt, 4, xs, lo_x, hi_x), w = th_rand(&r, wdt, 4, ws, lo_w, hi_w);
+        mrt_tensor xz = th_rand(&r, xdt, 0, NULL, lo_x, hi_x);
+        bool per_channel = it % 2 == 0;
+        mrt_tensor wz = th_rand(&r, wdt, per_channel ? 1 : 0, &m, lo_w, hi_w);
+        lr_geom g;
+        memset(&g, 0, sizeof g);
+        g.nsp = 2;
+        g.in[0] = 5, g.in[1] = 6, g.kernel[0] = 3, g.kernel[1] = 2;
+        g.stride[0] = 1, g.stride[1] = 2, g.dilation[0] = g.dilation[1] = 1;
+        int64_t pads[4] = {1, 0, 1, 1};
+        memcpy(g.pads, pads, sizeof pads);
+        g.auto_pad = "NOTSET";
+        cr_assert(lr_geom_resolve(&g));
+        ys[2] = g.out[0];
+        ys[3] = g.out[1];
+        th_case *tc = th_begin("ConvInteger", "", 10);
+        th_input(tc, &x);
+        th_input_const(tc, &w);
+        th_input_const(tc, &xz);
+        th_input_const(tc, &wz);
+        th_attr_ints(tc, "pads", 4, pads);
+        th_attr_ints(tc, "strides", 2, (int64_t[]){1, 2});
+        if (group != 1) th_attr_int(tc, "group", group);
+        mrt_tensor y;
+        cr_assert_eq(th_run(tc, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *xzd = th_to_f64(&xz), *wzd = th_to_f64(&wz);
+        for (int64_t i = 0; i < numel_of(4, xs); i++) xd[i] -= xzd[0];
+        int64_t per = numel_of(4, ws) / m;
+        for (int64_t i = 0; i < numel_of(4, ws); i++) wd[i] -= wzd[per_channel ? i / per : 0];
+        double *ed = alloc_d(numel_of(4, ys));
+        lr_conv(&g, 2, c, m, group, xd, wd, NULL, ed);
+        check_out(&y, MRT_DTYPE_INT32, ed, 4, ys, "ConvInteger");
+        free(xd);
+        free(wd);
+        free(xzd);
+        free(wzd);
+        free(ed);
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&w);
+        mrt_tensor_release(&xz);
+        mrt_tensor_release(&wz);
+        th_free(tc);
+    }
+}
+
+/* ------------------------------------------------------------------ Gemm */
+
+static void run_gemm(th_rng *r, mrt_dtype dt, int opset, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                     int c_rank, const int64_t *c_shape, bool has_c, float alpha, float beta, const char *label)
+{
+    int64_t as[2] = {ta ? k : m, ta ? m : k}, bs[2] = {tb ? n : k, tb ? k : n}, ys[2] = {m, n};
+    bool is_int = !mrt_dtype_is_float(dt);
+    double lo = is_int ? -20 : -1, hi = is_int ? 20 : 1;
+    mrt_tensor a = th_rand(r, dt, 2, as, lo, hi), b = th_rand(r, dt, 2, bs, lo, hi);
+    mrt_tensor c = th_rand(r, dt, c_rank, c_shape, lo, hi);
+    th_case *tc = th_begin("Gemm", "", opset);
+    th_input(tc, &a);
+    th_input(tc, &b);
+    if (has_c) th_input(tc, &c);
+    if (ta) th_attr_int(tc, "transA", 1);
+    if (tb) th_attr_int(tc, "transB", 1);
+    if (alpha != 1.0f) th_attr_float(tc, "alpha", alpha);
+    if (beta != 1.0f) th_attr_float(tc, "beta", beta);
+    if (opset < 7) th_attr_int(tc, "broadcast", 1);
+    mrt_tensor y;
+    cr_assert_eq(th_run(tc, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    double *ad = th_to_f64(&a), *bd = th_to_f64(&b), *cd = th_to_f64(&c), *ed = alloc_d(m * n);
+    lr_gemm(ta, tb, m, n, k, alpha, beta, ad, bd, has_c ? cd : NULL, c_rank, c_shape, ed);
+    check_out(&y, dt, ed, 2, ys, label);
+    free(ad);
+    free(bd);
+    free(cd);
+    free(ed);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&a);
+    mrt_tensor_release(&b);
+    mrt_tensor_release(&c);
+    th_free(tc);
+}
+
+Test(linear, gemm_all_forms)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.gemm_all_forms"));
+    int64_t m = 5, n = 7, k = 4;
+    struct {
+        int rank;
+        int64_t shape[2];
+        bool present;
+    } cs[] = {{0, {0}, false}, {0, {0}, true},    {1, {1}, true},    {1, {7}, true},
+              {2, {1, 7}, true}, {2, {5, 1}, true}, {2, {5, 7}, true}, {2, {1, 1}, true}};
+    for (int t = 0; t < 4; t++)
+        for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+            for (int d = 0; d < 2; d++) {
+                char label[128];
+                snprintf(label, sizeof label, "transA %d transB %d C case %zu %s", t & 1, t >> 1, ci, d ? "double" : "float");
+                run_gemm(&r, d ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT, 13, t & 1, t >> 1, m, n, k, cs[ci].rank,
+                         cs[ci].shape, cs[ci].present, ci % 2 ? 0.5f : 1.0f, ci % 3 ? 2.0f : 1.0f, label);
+            }
+    int64_t vn[1] = {7}, mn[2] = {5, 7};
+    run_gemm(&r, MRT_DTYPE_FLOAT, 6, false, true, m, n, k, 1, vn, true, 1.0f, 1.0f, "opset 6 broadcast");
+    run_gemm(&r, MRT_DTYPE_FLOAT, 9, true, false, m, n, k, 2, mn, true, 1.5f, 0.0f, "opset 9 beta 0");
+    run_gemm(&r, MRT_DTYPE_INT32, 13, false, false, m, n, k, 1, vn, true, 1.0f, 1.0f, "int32");
+    run_gemm(&r, MRT_DTYPE_INT64, 13, true, true, m, n, k, 2, mn, true, 1.0f, 1.0f, "int64");
+    run_gemm(&r, MRT_DTYPE_FLOAT16, 13, false, true, m, n, k, 1, vn, true, 1.0f, 1.0f, "float16");
+    run_gemm(&r, MRT_DTYPE_FLOAT, 13, false, false, 0, n, k, 1, vn, true, 1.0f, 1.0f, "M = 0");
+    run_gemm(&r, MRT_DTYPE_FLOAT, 13, false, false, m, n, 0, 1, vn, true, 1.0f, 1.0f, "K = 0");
+    run_gemm(&r, MRT_DTYPE_FLOAT, 13, false, false, 33, 65, 130, 1, (int64_t[]){65}, true, 1.0f, 1.0f, "larger");
+}
+
+Test(linear, gemm_errors)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.gemm_errors"));
+    int64_t as[2] = {3, 4}, bs[2] = {5, 6}, b2[2] = {4, 6}, cs[2] = {2, 6};
+    mrt_tensor a = th_rand(&r, MRT_DTYPE_FLOAT, 2, as, -1, 1), b = th_rand(&r, MRT_DTYPE_FLOAT, 2, bs, -1, 1);
+    mrt_tensor bb = th_rand(&r, MRT_DTYPE_FLOAT, 2, b2, -1, 1), c = th_rand(&r, MRT_DTYPE_FLOAT, 2, cs, -1, 1);
+    mrt_tensor cv = th_rand(&r, MRT_DTYPE_FLOAT, 1, &b2[1], -1, 1);
+    th_case *tc = th_begin("Gemm", "", 13);
+    th_input(tc, &a);
+    th_input(tc, &b);
+    expect_fail(tc, 1, "inner dimensions", "K mismatch");
+    tc = th_begin("Gemm", "", 13);
+    th_input(tc, &a);
+    th_input(tc, &bb);
+    th_input(tc, &c);
+    expect_fail(tc, 1, "'C'", "C does not broadcast");
+    tc = th_begin("Gemm", "", 6);
+    th_input(tc, &a);
+    th_input(tc, &bb);
+    th_input(tc, &cv);
+    expect_fail(tc, 1, "'C'", "opset 6 without broadcast");
+    mrt_tensor_release(&a);
+    mrt_tensor_release(&b);
+    mrt_tensor_release(&bb);
+    mrt_tensor_release(&c);
+    mrt_tensor_release(&cv);
+}
+
+/* ------------------------------------------------------------------ MatMul */
+
+static void run_matmul(th_rng *r, mrt_dtype dt, int ra, const int64_t *as, int rb, const int64_t *bs,
+                       const char *label)
+{
+    bool is_int = !mrt_dtype_is_float(dt);
+    mrt_tensor a = th_rand(r, dt, ra, as, is_int ? -9 : -1, is_int ? 9 : 1);
+    mrt_tensor b = th_rand(r, dt, rb, bs, is_int ? -9 : -1, is_int ? 9 : 1);
+    int yr;
+    int64_t ys[16];
+    cr_assert(lr_matmul_shape(ra, as, rb, bs, &yr, ys), "%s: bad test shapes", label);
+    th_case *tc = th_begin("MatMul", "", 13);
+    th_input(tc, &a);
+    th_input_const(tc, &b);
+    mrt_tensor y;
+    cr_assert_eq(th_run(tc, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    double *ad = th_to_f64(&a), *bd = th_to_f64(&b), *ed = alloc_d(numel_of(yr, ys));
+    lr_matmul(ra, as, ad, rb, bs, bd, ed, NULL, 0, NULL, 0);
+    check_out(&y, dt, ed, yr, ys, label);
+    free(ad);
+    free(bd);
+    free(ed);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&a);
+    mrt_tensor_release(&b);
+    th_free(tc);
+}
+
+Test(linear, matmul_shapes)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.matmul_shapes"));
+    struct {
+        int ra;
+        int64_t as[4];
+        int rb;
+        int64_t bs[4];
+    } cases[] = {
+        {1, {4}, 1, {4}},
+        {1, {3}, 3, {2, 3, 5}},
+        {3, {2, 3, 4}, 1, {4}},
+        {2, {3, 4}, 2, {4, 5}},
+        {4, {2, 1, 3, 4}, 3, {5, 4, 6}},
+        {3, {2, 3, 4}, 2, {4, 6}},
+        {2, {4, 5}, 3, {3, 5, 2}},
+        {3, {1, 3, 4}, 3, {2, 4, 5}},
+        {4, {2, 3, 4, 5}, 4, {2, 1, 5, 3}},
+        {1, {6}, 2, {6, 1}},
+        {2, {3, 0}, 2, {0, 4}},
+        {2, {0, 4}, 2, {4, 3}},
+        {3, {0, 2, 3}, 2, {3, 2}},
+        {2, {40, 70}, 2, {70, 33}},
+    };
+    mrt_dtype dts[] = {MRT_DTYPE_FLOAT, MRT_DTYPE_DOUBLE, MRT_DTYPE_INT32, MRT_DTYPE_INT64, MRT_DTYPE_UINT32,
+                       MRT_DTYPE_FLOAT16};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+            if (dts[d] == MRT_DTYPE_UINT32 && i % 3) continue;
+            char label[96];
+            snprintf(label, sizeof label, "case %zu %s", i, mrt_dtype_name(dts[d]));
+            /* uint32 data must be non-negative: th_rand draws [-9, 9], so use int64 ranges via a float type */
+            if (dts[d] == MRT_DTYPE_UINT32) {
+                mrt_tensor a = th_rand(&r, MRT_DTYPE_UINT32, cases[i].ra, cases[i].as, 0, 9);
+                mrt_tensor b = th_rand(&r, MRT_DTYPE_UINT32, cases[i].rb, cases[i].bs, 0, 9);
+                int yr;
+                int64_t ys[16];
+                lr_matmul_shape(cases[i].ra, cases[i].as, cases[i].rb, cases[i].bs, &yr, ys);
+                th_case *tc = th_begin("MatMul", "", 13);
+                th_input(tc, &a);
+                th_input(tc, &b);
+                mrt_tensor y;
+                cr_assert_eq(th_run(tc, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+                double *ad = th_to_f64(&a), *bd = th_to_f64(&b), *ed = alloc_d(numel_of(yr, ys));
+                lr_matmul(cases[i].ra, cases[i].as, ad, cases[i].rb, cases[i].bs, bd, ed, NULL, 0, NULL, 0);
+                check_out(&y, MRT_DTYPE_UINT32, ed, yr, ys, label);
+                free(ad);
+                free(bd);
+                free(ed);
+                mrt_tensor_release(&y);
+                mrt_tensor_release(&a);
+                mrt_tensor_release(&b);
+                th_free(tc);
+                continue;
+            }
+            run_matmul(&r, dts[d], cases[i].ra, cases[i].as, cases[i].rb, cases[i].bs, label);
+        }
+}
+
+Test(linear, matmul_errors)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.matmul_errors"));
+    int64_t as[2] = {3, 4}, bs[2] = {5, 6}, a3[3] = {2, 3, 4}, b3[3] = {3, 4, 5};
+    mrt_tensor a = th_rand(&r, MRT_DTYPE_FLOAT, 2, as, -1, 1), b = th_rand(&r, MRT_DTYPE_FLOAT, 2, bs, -1, 1);
+    mrt_tensor aa = th_rand(&r, MRT_DTYPE_FLOAT, 3, a3, -1, 1), bb = th_rand(&r, MRT_DTYPE_FLOAT, 3, b3, -1, 1);
+    th_case *tc = th_begin("MatMul", "", 13);
+    th_input(tc, &a);
+    th_input(tc, &b);
+    expect_fail(tc, 1, "inner dimensions", "K mismatch");
+    tc = th_begin("MatMul", "", 13);
+    th_input(tc, &aa);
+    th_input(tc, &bb);
+    expect_fail(tc, 1, "broadcast", "batch mismatch");
+    mrt_tensor_release(&a);
+    mrt_tensor_release(&b);
+    mrt_tensor_release(&aa);
+    mrt_tensor_release(&bb);
+}
+
+Test(linear, matmulinteger)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.matmulinteger"));
+    struct {
+        int ra;
+        int64_t as[3];
+        int rb;
+        int64_t bs[3];
+        int za_kind, zb_kind; /* 0 none, 1 scalar, 2 vector */
+        mrt_dtype adt, bdt;
+    } cases[] = {
+        {2, {3, 4}, 2, {4, 5}, 1, 1, MRT_DTYPE_UINT8, MRT_DTYPE_UINT8},
+        {2, {3, 4}, 2, {4, 5}, 2, 2, MRT_DTYPE_UINT8, MRT_DTYPE_INT8},
+        {3, {2, 3, 4}, 2, {4, 5}, 2, 1, MRT_DTYPE_INT8, MRT_DTYPE_INT8},
+        {1, {4}, 3, {2, 4, 5}, 0, 2, MRT_DTYPE_INT8, MRT_DTYPE_UINT8},
+        {3, {2, 1, 4}, 3, {1, 4, 3}, 0, 0, MRT_DTYPE_UINT8, MRT_DTYPE_UINT8},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double alo = cases[i].adt == MRT_DTYPE_INT8 ? -128 : 0, ahi = cases[i].adt == MRT_DTYPE_INT8 ? 127 : 255;
+        double blo = cases[i].bdt == MRT_DTYPE_INT8 ? -128 : 0, bhi = cases[i].bdt == MRT_DTYPE_INT8 ? 127 : 255;
+        mrt_tensor a = th_rand(&r, cases[i].adt, cases[i].ra, cases[i].as, alo, ahi);
+        mrt_tensor b = th_rand(&r, cases[i].bdt, cases[i].rb, cases[i].bs, blo, bhi);
+        int64_t mm = cases[i].ra >= 2 ? cases[i].as[cases[i].ra - 2] : 1, nn = cases[i].bs[cases[i].rb - 1];
+        mrt_tensor za = th_rand(&r, cases[i].adt, cases[i].za_kind == 2 ? 1 : 0, &mm, alo, ahi);
+        mrt_tensor zb = th_rand(&r, cases[i].bdt, cases[i].zb_kind == 2 ? 1 : 0, &nn, blo, bhi);
+        th_case *tc = th_begin("MatMulInteger", "", 10);
+        th_input(tc, &a);
+        th_input(tc, &b);
+        if (cases[i].za_kind) th_input(tc, &za);
+        else th_input_absent(tc);
+        if (cases[i].zb_kind) th_input(tc, &zb);
+        mrt_tensor y;
+        char label[64];
+        snprintf(label, sizeof label, "MatMulInteger case %zu", i);
+        cr_assert_eq(th_run(tc, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+        int yr;
+        int64_t ys[16];
+        lr_matmul_shape(cases[i].ra, cases[i].as, cases[i].rb, cases[i].bs, &yr, ys);
+        double *ad = th_to_f64(&a), *bd = th_to_f64(&b), *zad = th_to_f64(&za), *zbd = th_to_f64(&zb);
+        double *ed = alloc_d(numel_of(yr, ys));
+        lr_matmul(cases[i].ra, cases[i].as, ad, cases[i].rb, cases[i].bs, bd, ed, cases[i].za_kind ? zad : NULL,
+                  cases[i].za_kind == 2 ? mm : 1, cases[i].zb_kind ? zbd : NULL, cases[i].zb_kind == 2 ? nn : 1);
+        check_out(&y, MRT_DTYPE_INT32, ed, yr, ys, label);
+        free(ad);
+        free(bd);
+        free(zad);
+        free(zbd);
+        free(ed);
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&a);
+        mrt_tensor_release(&b);
+        mrt_tensor_release(&za);
+        mrt_tensor_release(&zb);
+        th_free(tc);
+    }
+}
+
+/* ------------------------------------------------------------------ pools */
+
+typedef struct pool_case {
+    const char *op;
+    int opset;
+    int nsp;
+    int64_t n, c;
+    int64_t in[3], k[3], s[3], d[3], pads[6];
+    const char *auto_pad;
+    bool ceil_mode, count_include_pad, indices, col_major;
+    double p;
+    mrt_dtype dt;
+} pool_case;
+
+static bool pool_has_dilations(const pool_case *pc)
+{
+    return (strcmp(pc->op, "MaxPool") == 0 && pc->opset >= 10) ||
+           (strcmp(pc->op, "AveragePool") == 0 && pc->opset >= 19) ||
+           (strcmp(pc->op, "LpPool") == 0 && pc->opset >= 18);
+}
+
+static void run_pool(th_rng *r, const pool_case *pc, const char *label)
+{
+    bool dil_attr = pool_has_dilations(pc);
+    lr_geom g;
+    memset(&g, 0, sizeof g);
+    g.nsp = pc->nsp;
+    for (int i = 0; i < pc->nsp; i++) {
+        g.in[i] = pc->in[i];
+        g.kernel[i] = pc->k[i];
+        g.stride[i] = pc->s[i];
+        g.dilation[i] = dil_attr ? pc->d[i] : 1;
+        g.pads[i] = pc->pads[i];
+        g.pads[pc->nsp + i] = pc->pads[pc->nsp + i];
+    }
+    g.auto_pad = pc->auto_pad;
+    g.ceil_mode = pc->ceil_mode;
+    cr_assert(lr_geom_resolve(&g), "%s: the test built an invalid geometry", label);
+    int rank = pc->nsp + 2;
+    int64_t xs[5] = {pc->n, pc->c}, ys[5] = {pc->n, pc->c};
+    for (int i = 0; i < pc->nsp; i++) {
+        xs[i + 2] = pc->in[i];
+        ys[i + 2] = g.out[i];
+    }
+    bool is_int = !mrt_dtype_is_float(pc->dt);
+    mrt_tensor x = th_rand(r, pc->dt, rank, xs, is_int ? (pc->dt == MRT_DTYPE_INT8 ? -128 : 0) : -2,
+                           is_int ? (pc->dt == MRT_DTYPE_INT8 ? 127 : 255) : 2);
+    th_case *c = th_begin(pc->op, "", pc->opset);
+    th_input(c, &x);
+    th_attr_ints(c, "kernel_shape", pc->nsp, pc->k);
+    th_attr_ints(c, "strides", pc->nsp, pc->s);
+    if (dil_attr) th_attr_ints(c, "dilations", pc->nsp, pc->d);
+    if (strcmp(pc->auto_pad, "NOTSET") == 0) th_attr_ints(c, "pads", 2 * pc->nsp, pc->pads);
+    else th_attr_string(c, "auto_pad", pc->auto_pad);
+    if (pc->ceil_mode) th_attr_int(c, "ceil_mode", 1);
+    if (pc->count_include_pad) th_attr_int(c, "count_include_pad", 1);
+    if (pc->col_major) th_attr_int(c, "storage_order", 1);
+    int kind = strcmp(pc->op, "MaxPool") == 0 ? 0 : strcmp(pc->op, "AveragePool") == 0 ? 1 : 2;
+    if (kind == 2) {
+        if (pc->opset == 1) th_attr_float(c, "p", (float)pc->p);
+        else th_attr_int(c, "p", (int64_t)pc->p);
+    }
+    mrt_tensor y[2];
+    int n_out = pc->indices ? 2 : 1;
+    cr_assert_eq(th_run(c, n_out, y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    int64_t ny = numel_of(rank, ys);
+    double *xd = th_to_f64(&x), *ed = alloc_d(ny);
+    int64_t *ei = calloc((size_t)(ny > 0 ? ny : 1), sizeof(int64_t));
+    lr_pool(&g, pc->n, pc->c, kind, pc->count_include_pad, pc->p, xd, ed, ei, pc->col_major);
+    check_out(&y[0], pc->dt, ed, rank, ys, label);
+    if (pc->indices) {
+        double *eid = alloc_d(ny);
+        for (int64_t i = 0; i < ny; i++) eid[i] = (double)ei[i];
+        char l2[200];
+        snprintf(l2, sizeof l2, "%s (Indices)", label);
+        check_out(&y[1], MRT_DTYPE_INT64, eid, rank, ys, l2);
+        free(eid);
+        mrt_tensor_release(&y[1]);
+    }
+    free(xd);
+    free(ed);
+    free(ei);
+    mrt_tensor_release(&y[0]);
+    mrt_tensor_release(&x);
+    th_free(c);
+}
+
+static void random_pool(th_rng *r, pool_case *pc, int it)
+{
+    pc->nsp = 1 + it % 3;
+    pc->n = th_rng_int(r, 1, 2);
+    pc->c = th_rng_int(r, 1, 3);
+    pc->auto_pad = auto_pads[th_rng_int(r, 0, 4)];
+    pc->ceil_mode = strcmp(pc->auto_pad, "NOTSET") == 0 && th_rng_int(r, 0, 1);
+    for (int i = 0; i < pc->nsp; i++) {
+        pc->k[i] = th_rng_int(r, 1, 3);
+        pc->s[i] = th_rng_int(r, 1, 3);
+        pc->d[i] = pool_has_dilations(pc) ? th_rng_int(r, 1, 2) : 1;
+        int64_t reach = (pc->k[i] - 1) * pc->d[i]; /* pads up to this keep a valid tap in every window */
+        pc->pads[i] = th_rng_int(r, 0, reach);
+        pc->pads[pc->nsp + i] = th_rng_int(r, 0, reach);
+        pc->in[i] = reach + 1 + th_rng_int(r, 0, pc->nsp == 3 ? 3 : 6);
+    }
+}
+
+Test(linear, maxpool_random)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.maxpool_random"));
+    for (int it = 0; it < 50; it++) {
+        pool_case pc;
+        memset(&pc, 0, sizeof pc);
+        pc.op = "MaxPool";
+        pc.opset = it % 4 == 0 ? 12 : it % 4 == 1 ? 10 : 22;
+        random_pool(&r, &pc, it);
+        pc.indices = it % 3 != 0;
+        pc.col_major = it % 2;
+        pc.dt = it % 5 == 4 ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT;
+        char label[128];
+        snprintf(label, sizeof label, "MaxPool case %d (%dD %s ceil %d)", it, pc.nsp, pc.auto_pad, pc.ceil_mode);
+        run_pool(&r, &pc, label);
+    }
+    pool_case q = {"MaxPool", 12, 2, 1, 2, {6, 5}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, "NOTSET", true, false, false,
+                   false, 0, MRT_DTYPE_INT8};
+    run_pool(&r, &q, "MaxPool int8");
+    q.dt = MRT_DTYPE_UINT8;
+    run_pool(&r, &q, "MaxPool uint8");
+    q.dt = MRT_DTYPE_FLOAT16;
+    q.indices = true;
+    run_pool(&r, &q, "MaxPool float16");
+    pool_case old = {"MaxPool", 1, 2, 2, 2, {5, 5}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 1, 1}, "NOTSET", false, false,
+                     false, false, 0, MRT_DTYPE_FLOAT};
+    run_pool(&r, &old, "MaxPool opset 1");
+    old.opset = 8;
+    old.indices = true;
+    old.col_major = true;
+    run_pool(&r, &old, "MaxPool opset 8 indices");
+    old.n = 0;
+    run_pool(&r, &old, "MaxPool N = 0");
+    old.n = 1;
+    old.c = 0;
+    old.op = "AveragePool";
+    old.indices = false;
+    run_pool(&r, &old, "AveragePool C = 0");
+}
+
+Test(linear, averagepool_random)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.averagepool_random"));
+    for (int it = 0; it < 50; it++) {
+        pool_case pc;
+        memset(&pc, 0, sizeof pc);
+        pc.op = "AveragePool";
+        pc.opset = it % 4 == 0 ? 11 : it % 4 == 1 ? 19 : 22;
+        random_pool(&r, &pc, it);
+        pc.count_include_pad = th_rng_int(&r, 0, 1);
+        pc.dt = it % 5 == 4 ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT;
+        char label[128];
+        snprintf(label, sizeof label, "AveragePool case %d (%dD %s ceil %d cip %d)", it, pc.nsp, pc.auto_pad,
+                 pc.ceil_mode, pc.count_include_pad);
+        run_pool(&r, &pc, label);
+    }
+    pool_case h = {"AveragePool", 22, 2, 1, 2, {6, 5}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, "NOTSET", true, true,
+                   false, false, 0, MRT_DTYPE_FLOAT16};
+    run_pool(&r, &h, "AveragePool float16");
+    h.opset = 7;
+    h.ceil_mode = false;
+    h.dt = MRT_DTYPE_FLOAT;
+    run_pool(&r, &h, "AveragePool opset 7");
+}
+
+Test(linear, lppool_random)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.lppool_random"));
+    for (int it = 0; it < 30; it++) {
+        pool_case pc;
+        memset(&pc, 0, sizeof pc);
+        pc.op = "LpPool";
+        pc.opset = it % 3 == 0 ? 11 : it % 3 == 1 ? 18 : 22;
+        random_pool(&r, &pc, it);
+        if (pc.opset < 18) pc.ceil_mode = false;
+        pc.p = it % 4 == 0 ? 1 : it % 4 == 1 ? 3 : 2;
+        pc.dt = it % 5 == 4 ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT;
+        char label[128];
+        snprintf(label, sizeof label, "LpPool case %d (%dD %s p %g)", it, pc.nsp, pc.auto_pad, pc.p);
+        run_pool(&r, &pc, label);
+    }
+    pool_case o = {"LpPool", 1, 2, 1, 2, {6, 5}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, "NOTSET", false, false, false,
+                   false, 3, MRT_DTYPE_FLOAT};
+    run_pool(&r, &o, "LpPool opset 1 (float p)");
+}
+
+Test(linear, global_pools)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.global_pools"));
+    const char *ops[] = {"GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"};
+    int64_t shapes[3][5] = {{2, 3, 7}, {2, 3, 4, 5}, {1, 2, 3, 2, 4}};
+    for (int o = 0; o < 3; o++)
+        for (int s = 0; s < 3; s++)
+            for (int d = 0; d < 2; d++) {
+                int rank = 3 + s;
+                mrt_dtype dt = d ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT;
+                mrt_tensor x = th_rand(&r, dt, rank, shapes[s], -2, 2);
+                th_case *c = th_begin(ops[o], "", 22);
+                th_input(c, &x);
+                double p = s == 1 ? 3 : 2;
+                if (o == 2) th_attr_int(c, "p", (int64_t)p);
+                mrt_tensor y;
+                cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s: %s", ops[o], mrt_last_error());
+                lr_geom g;
+                memset(&g, 0, sizeof g);
+                g.nsp = rank - 2;
+                for (int i = 0; i < g.nsp; i++) {
+                    g.in[i] = g.kernel[i] = shapes[s][i + 2];
+                    g.stride[i] = g.dilation[i] = 1;
+                }
+                g.auto_pad = "NOTSET";
+                cr_assert(lr_geom_resolve(&g));
+                int64_t ys[5] = {shapes[s][0], shapes[s][1], 1, 1, 1};
+                double *xd = th_to_f64(&x), *ed = alloc_d(numel_of(rank, ys));
+                lr_pool(&g, shapes[s][0], shapes[s][1], o, false, p, xd, ed, NULL, false);
+                char label[64];
+                snprintf(label, sizeof label, "%s rank %d %s", ops[o], rank, mrt_dtype_name(dt));
+                check_out(&y, dt, ed, rank, ys, label);
+                free(xd);
+                free(ed);
+                mrt_tensor_release(&y);
+                mrt_tensor_release(&x);
+                th_free(c);
+            }
+}
+
+Test(linear, pool_errors)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.pool_errors"));
+    int64_t xs[4] = {1, 2, 3, 3};
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, xs, -1, 1);
+    mrt_tensor xi = th_rand(&r, MRT_DTYPE_INT32, 4, xs, -1, 1);
+    th_case *c = th_begin("MaxPool", "", 22);
+    th_input(c, &x);
+    th_attr_ints(c, "kernel_shape", 2, (int64_t[]){4, 4});
+    expect_fail(c, 1, "smaller than the window", "kernel larger than input");
+    c = th_begin("MaxPool", "", 22);
+    th_input(c, &x);
+    expect_fail(c, 1, "kernel_shape", "missing kernel_shape");
+    c = th_begin("AveragePool", "", 22);
+    th_input(c, &x);
+    th_attr_ints(c, "kernel_shape", 1, (int64_t[]){2});
+    expect_fail(c, 1, "kernel_shape", "kernel_shape of the wrong length");
+    c = th_begin("MaxPool", "", 22);
+    th_input(c, &xi);
+    th_attr_ints(c, "kernel_shape", 2, (int64_t[]){2, 2});
+    expect_fail(c, 1, "int32", "int32 input");
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&xi);
+}
+
+Test(linear, maxroipool)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.maxroipool"));
+    int64_t xs[4] = {2, 3, 6, 7}, rs[2] = {4, 5};
+    for (int d = 0; d < 2; d++) {
+        mrt_dtype dt = d ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT;
+        mrt_tensor x = th_rand(&r, dt, 4, xs, -1, 1);
+        double roi_vals[20] = {0, 1, 1, 8, 10, 1, 0, 0, 13, 11, 1, 4.4, 2.6, 6.1, 9.7, 0, 10, 10, 12, 12};
+        mrt_tensor rois = th_from_f64(dt, 2, rs, roi_vals);
+        th_case *c = th_begin("MaxRoiPool", "", 22);
+        th_input(c, &x);
+        th_input(c, &rois);
+        th_attr_ints(c, "pooled_shape", 2, (int64_t[]){2, 3});
+        th_attr_float(c, "spatial_scale", 0.5f);
+        mrt_tensor y;
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        int64_t ys[4] = {4, 3, 2, 3};
+        double *xd = th_to_f64(&x), *rd = th_to_f64(&rois), *ed = alloc_d(numel_of(4, ys));
+        lr_maxroipool(2, 3, 6, 7, xd, 4, rd, 2, 3, 0.5, ed);
+        check_out(&y, dt, ed, 4, ys, "MaxRoiPool");
+        free(xd);
+        free(rd);
+        free(ed);
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&rois);
+        th_free(c);
+    }
+}
+
+/* Pool X with kernel 2 stride 2 (Indices), unpool: the maxima return to their places, the rest is 0.
+   An output_shape larger than the inferred [h, w] pads at the end of each dim (ONNX reference semantics). */
+static void unpool_case(th_rng *r, int64_t h, int64_t w, int64_t oh, int64_t ow)
+{
+    int64_t xs[4] = {2, 3, h, w}, ys[4] = {2, 3, oh, ow};
+    bool with_shape = oh != h || ow != w;
+    mrt_tensor x = th_rand(r, MRT_DTYPE_FLOAT, 4, xs, -1, 1);
+    lr_geom g;
+    memset(&g, 0, sizeof g);
+    g.nsp = 2;
+    g.in[0] = h, g.in[1] = w, g.kernel[0] = g.kernel[1] = 2, g.stride[0] = g.stride[1] = 2;
+    g.dilation[0] = g.dilation[1] = 1;
+    g.auto_pad = "NOTSET";
+    cr_assert(lr_geom_resolve(&g));
+    int64_t ps[4] = {2, 3, g.out[0], g.out[1]};
+    int64_t np = numel_of(4, ps), ny = numel_of(4, ys);
+    double *xd = th_to_f64(&x), *pd = alloc_d(np), *ed = alloc_d(ny);
+    int64_t *pi = calloc((size_t)np, sizeof(int64_t));
+    lr_pool(&g, 2, 3, 0, false, 0, xd, pd, pi, false);
+    for (int64_t i = 0; i < np; i++) {
+        int64_t plane = pi[i] / (h * w), py = pi[i] % (h * w) / w, px = pi[i] % w;
+        ed[(plane * oh + py) * ow + px] = pd[i];
+    }
+    mrt_tensor pooled = th_from_f64(MRT_DTYPE_FLOAT, 4, ps, pd);
+    mrt_tensor ind, os = th_vec_i64(4, ys);
+    mrt_tensor_alloc(&ind, MRT_DTYPE_INT64, 4, ps);
+    memcpy(ind.data, pi, (size_t)np * sizeof(int64_t));
+    for (int runtime_shape = 0; runtime_shape < (with_shape ? 2 : 1); runtime_shape++) {
+        th_case *c = th_begin("MaxUnpool", "", 22);
+        th_input(c, &pooled);
+        th_input(c, &ind);
+        if (with_shape && runtime_shape) th_input(c, &os);
+        else if (with_shape) th_input_const(c, &os);
+        th_attr_ints(c, "kernel_shape", 2, (int64_t[]){2, 2});
+        th_attr_ints(c, "strides", 2, (int64_t[]){2, 2});
+        mrt_tensor y;
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        check_out(&y, MRT_DTYPE_FLOAT, ed, 4, ys, with_shape ? "MaxUnpool with output_shape" : "MaxUnpool");
+        mrt_tensor_release(&y);
+        th_free(c);
+    }
+    /* an index outside the unpooled shape is an error, not a stray write */
+    ((int64_t *)ind.data)[0] = 100000;
+    th_case *c = th_begin("MaxUnpool", "", 22);
+    th_input(c, &pooled);
+    th_input(c, &ind);
+    if (with_shape) th_input(c, &os);
+    th_attr_ints(c, "kernel_shape", 2, (int64_t[]){2, 2});
+    th_attr_ints(c, "strides", 2, (int64_t[]){2, 2});
+    expect_fail(c, 1, "'I'", "index out of range");
+    free(xd);
+    free(pd);
+    free(ed);
+    free(pi);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&pooled);
+    mrt_tensor_release(&ind);
+    mrt_tensor_release(&os);
+}
+
+Test(linear, maxunpool)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.maxunpool"));
+    unpool_case(&r, 6, 4, 6, 4);
+    unpool_case(&r, 6, 4, 7, 6);
+}
+
+/* The float64 oracle mode runs float models in double: the kernels must give the double answer. */
+Test(linear, fp64_precision_mode)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.fp64_precision_mode"));
+    int64_t xs[4] = {1, 2, 5, 5}, ws[4] = {3, 2, 3, 3};
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, xs, -1, 1), w = th_rand(&r, MRT_DTYPE_FLOAT, 4, ws, -1, 1);
+    th_case *c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    th_attr_ints(c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    mrt_session_options opt = mrt_session_options_default();
+    opt.precision = MRT_PRECISION_FP64;
+    mrt_tensor y;
+    cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    lr_geom g;
+    memset(&g, 0, sizeof g);
+    g.nsp = 2;
+    g.in[0] = g.in[1] = 5, g.kernel[0] = g.kernel[1] = 3, g.stride[0] = g.stride[1] = 1;
+    g.dilation[0] = g.dilation[1] = 1;
+    for (int i = 0; i < 4; i++) g.pads[i] = 1;
+    g.auto_pad = "NOTSET";
+    cr_assert(lr_geom_resolve(&g));
+    int64_t ys[4] = {1, 3, 5, 5};
+    double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *ed = alloc_d(75);
+    lr_conv(&g, 1, 2, 3, 1, xd, wd, NULL, ed);
+    char why[256];
+    cr_assert(th_check_f64(&y, ed, 4, ys, 1e-10, 1e-4, 1e-4, why, sizeof why), "%s", why);
+    free(xd);
+    free(wd);
+    free(ed);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+    th_free(c);
+}
