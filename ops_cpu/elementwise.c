@@ -35,7 +35,7 @@ void mrt_ew_broadcast(int n_in, const mrt_tensor *const *in, const mrt_tensor *o
         if (ext == 1) continue;
         /* merge into the previous (inner) dim when every operand stays contiguous across both */
         bool merge = nd > 0;
-        for (int k = 0; merge && k < n_in; k++) merge = s[k] == 0 || st[k][nd - 1] != 0;
+        for (int k = 0; merge && k < n_in; k++) merge = s[k] == st[k][nd - 1] * dims[nd - 1];
         if (merge) {
             dims[nd - 1] *= ext;
             continue;

@@ -1,7 +1,8 @@
 /* Binary and variadic elementwise CPU kernels with NumPy broadcasting: Add, Sub, Mul, Div, Pow, Mod, BitShift,
  * BitwiseAnd/Or/Xor, And/Or/Xor, Equal (also strings), Less, LessOrEqual, Greater, GreaterOrEqual, PRelu,
  * Max, Min, Sum, Mean, Where. Integer division and modulo by zero give 0 (ONNX leaves it undefined); integer
- * overflow wraps; a negative integer exponent gives the truncated result (0 unless the base is +-1). */
+ * overflow wraps; a negative integer exponent gives the truncated result (0 unless the base is +-1); Mod with
+ * fmod=0 on floats (which the spec disallows) follows numpy.mod; Max/Min propagate NaN like numpy. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,8 @@ BIN_LOOP(pow_f32, float, float, float, , powf(x, y))
 BIN_LOOP(pow_f64, double, double, double, , pow(x, y))
 BIN_LOOP(pow_f32_i32, float, int32_t, float, , powf(x, (float)y))
 BIN_LOOP(pow_f32_i64, float, int64_t, float, , (float)pow(x, (double)y))
+BIN_LOOP(pow_f64_i32, double, int32_t, double, , pow(x, (double)y))
+BIN_LOOP(pow_f64_i64, double, int64_t, double, , pow(x, (double)y))
 BIN_LOOP(pow_i32, int32_t, int32_t, int32_t, , (int32_t)ipow(x, y))
 BIN_LOOP(pow_i64, int64_t, int64_t, int64_t, , ipow(x, y))
 
@@ -320,7 +323,8 @@ static void pow_generic_inner(void *user, void *out, const void *const *in, cons
         int64_t ix = i * step[0], iy = i * step[1];
         if (int_base && int_exp) {
             int64_t e = mrt_load_i64(c->yt, in[1], iy);
-            if (c->yt == MRT_DTYPE_UINT64 && e < 0) e = INT64_MAX; /* huge exponent: same parity class */
+            /* a uint64 exponent past INT64_MAX: keep its parity (all that matters for bases 0 and +-1) */
+            if (c->yt == MRT_DTYPE_UINT64 && e < 0) e = (e & 1) ? INT64_MAX : INT64_MAX - 1;
             mrt_store_i64(c->ot, out, i, ipow(mrt_load_i64(c->xt, in[0], ix), e));
         } else {
             mrt_store_f64(c->ot, out, i, pow(mrt_load_f64(c->xt, in[0], ix), mrt_load_f64(c->yt, in[1], iy)));
@@ -345,6 +349,8 @@ mrt_status mrt_cpu_pow(mrt_op_ctx *ctx)
     else if (xt == MRT_DTYPE_DOUBLE && yt == MRT_DTYPE_DOUBLE) fast[xt] = pow_f64;
     else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT32) fast[xt] = pow_f32_i32;
     else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT64) fast[xt] = pow_f32_i64;
+    else if (xt == MRT_DTYPE_DOUBLE && yt == MRT_DTYPE_INT32) fast[xt] = pow_f64_i32;
+    else if (xt == MRT_DTYPE_DOUBLE && yt == MRT_DTYPE_INT64) fast[xt] = pow_f64_i64;
     else if (xt == MRT_DTYPE_INT32 && yt == MRT_DTYPE_INT32) fast[xt] = pow_i32;
     else if (xt == MRT_DTYPE_INT64 && yt == MRT_DTYPE_INT64) fast[xt] = pow_i64;
     if (fast[MRT_DTYPE_FLOAT] || (xt >= 0 && xt < MRT_DTYPE_COUNT_ && fast[xt]))
