@@ -25,7 +25,8 @@ mrt_status mrt_fp64_widen_tensor(const mrt_tensor *src, mrt_tensor *dst)
 static bool attr_needs_rewrite(const mrt_node *n, const mrt_attr *a)
 {
     if (a->type == MRT_ATTR_INT &&
-        (strcmp(a->name, "to") == 0 || strcmp(a->name, "dtype") == 0 || strcmp(a->name, "output_dtype") == 0))
+        (strcmp(a->name, "to") == 0 || strcmp(a->name, "dtype") == 0 || strcmp(a->name, "output_dtype") == 0 ||
+         strcmp(a->name, "stash_type") == 0))
         return mrt_fp64_widens((mrt_dtype)a->i);
     if (a->type == MRT_ATTR_TENSOR && a->t) return mrt_fp64_widens(a->t->dtype);
     if (strcmp(n->op_type, "Constant") == 0 && !n->domain[0])

@@ -13,7 +13,9 @@ extern "C" {
 
 enum {
     MRT_OPDEF_NO_FOLD = 1u << 0,     /* never constant-fold (random ops) */
-    MRT_OPDEF_HAS_SUBGRAPH = 1u << 1 /* If/Loop/Scan: outputs are computed by running attribute graphs */
+    MRT_OPDEF_HAS_SUBGRAPH = 1u << 1, /* If/Loop/Scan: outputs are computed by running attribute graphs */
+    MRT_OPDEF_FOLD_ON_SHAPE = 1u << 2 /* the outputs depend only on the inputs' shapes (Shape, Size): fold
+                                         once those are known; the kernel must not read input data */
 };
 
 typedef struct mrt_opdef {

@@ -374,8 +374,12 @@ static bool foldable(const mrt_exec *e, const mrt_step *step)
 {
     if (e->session->opt.no_fold || e->session->opt.override_input || (step->def->flags & (MRT_OPDEF_NO_FOLD | MRT_OPDEF_HAS_SUBGRAPH))) return false;
     const mrt_node *nd = &e->graph->nodes[step->node];
-    for (int i = 0; i < nd->n_inputs; i++)
-        if (nd->inputs[i] >= 0 && e->state[nd->inputs[i]] != MRT_VS_CONST) return false;
+    bool shape_only = step->def->flags & MRT_OPDEF_FOLD_ON_SHAPE;
+    for (int i = 0; i < nd->n_inputs; i++) {
+        int v = nd->inputs[i];
+        if (v < 0 || e->state[v] == MRT_VS_CONST) continue;
+        if (!(shape_only && e->state[v] == MRT_VS_SHAPED)) return false;
+    }
     return true;
 }
 
@@ -433,8 +437,9 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
    no_mem_plan asks for one buffer per value. */
 static bool arena_candidate(const mrt_exec *e, int v)
 {
+    /* strings own heap copies: they get their own buffers so releasing the value frees them */
     return v >= 0 && e->state[v] == MRT_VS_SHAPED && e->vals[v].kind == MRT_VALUE_TENSOR &&
-           !e->graph->values[v].is_output;
+           e->vals[v].tensor.dtype != MRT_DTYPE_STRING && !e->graph->values[v].is_output;
 }
 
 static mrt_status plan_storage(mrt_exec *e)
@@ -762,8 +767,11 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             } else if (!st) {
                 for (int i = 0; i < nd->n_outputs; i++) {
                     int v = nd->outputs[i];
-                    if (v >= 0 && e->vals[v].kind == MRT_VALUE_TENSOR && e->vals[v].tensor.data)
-                        memset(e->vals[v].tensor.data, 0, mrt_tensor_nbytes(&e->vals[v].tensor));
+                    if (v < 0 || e->vals[v].kind != MRT_VALUE_TENSOR || !e->vals[v].tensor.data) continue;
+                    mrt_tensor *t = &e->vals[v].tensor;
+                    if (t->dtype == MRT_DTYPE_STRING) /* the previous run's strings */
+                        for (int64_t k = 0, n = mrt_tensor_numel(t); k < n; k++) free(((char **)t->data)[k]);
+                    memset(t->data, 0, mrt_tensor_nbytes(t));
                 }
             }
             if (!st && top_level && opt->override_input) {

@@ -518,6 +518,20 @@ static void split3(const mrt_tensor *x, int axis, int64_t *outer, int64_t *n, in
     *n = x->shape[axis];
 }
 
+/* Does v (at a later index) replace the current best b? A NaN wins and then stays, like numpy's argmax. */
+static inline bool arg_better_f(double v, double b, bool is_max, bool last)
+{
+    if (v != v) return b == b || last;
+    if (b != b) return false;
+    return (is_max ? v > b : v < b) || (last && v == b);
+}
+
+static inline bool arg_better_i(int64_t v, int64_t b, bool u64, bool is_max, bool last)
+{
+    bool gt = u64 ? (uint64_t)v > (uint64_t)b : v > b, lt = u64 ? (uint64_t)v < (uint64_t)b : v < b;
+    return (is_max ? gt : lt) || (last && v == b);
+}
+
 static mrt_status mrt_cpu_argmax(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -533,38 +547,46 @@ static mrt_status mrt_cpu_argmax(mrt_op_ctx *ctx)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "cannot take %s over an axis of size 0", ctx->node->op_type);
     int64_t *out = y->data;
     bool fl = is_float4(x->dtype), u64 = x->dtype == MRT_DTYPE_UINT64;
+    double bf[CHUNK], vf[CHUNK];
+    int64_t bi[CHUNK], vi[CHUNK];
+    if (inner == 1) {
+        /* the axis is contiguous: scan it in chunks */
+        for (int64_t o = 0; o < outer; o++) {
+            int64_t best = 0;
+            for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+                int64_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
+                if (fl) mrt_cpu_load_f64(x->dtype, x->data, o * n + i0, 1, m, vf);
+                else mrt_cpu_load_i64(x->dtype, x->data, o * n + i0, 1, m, vi);
+                for (int64_t k = 0; k < m; k++) {
+                    bool take = i0 + k == 0 || (fl ? arg_better_f(vf[k], bf[0], is_max, last)
+                                                   : arg_better_i(vi[k], bi[0], u64, is_max, last));
+                    if (take) {
+                        if (fl) bf[0] = vf[k];
+                        else bi[0] = vi[k];
+                        best = i0 + k;
+                    }
+                }
+            }
+            out[o] = best;
+        }
+        return MRT_STATUS_OK;
+    }
+    /* otherwise keep a running best for a chunk of the inner positions while walking the axis */
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t j0 = 0; j0 < inner; j0 += CHUNK) {
             int64_t m = inner - j0 < CHUNK ? inner - j0 : CHUNK;
             int64_t *idx = out + o * inner + j0;
-            double bf[CHUNK], vf[CHUNK];
-            int64_t bi[CHUNK], vi[CHUNK];
             for (int64_t i = 0; i < n; i++) {
                 int64_t off = (o * n + i) * inner + j0;
-                if (fl) {
-                    mrt_cpu_load_f64(x->dtype, x->data, off, 1, m, vf);
-                    for (int64_t k = 0; k < m; k++) {
-                        double v = vf[k], b = bf[k];
-                        bool take;
-                        if (i == 0) take = true;
-                        else if (v != v) take = b == b || last; /* NaN wins, like numpy */
-                        else if (b != b) take = false;
-                        else take = (is_max ? v > b : v < b) || (last && v == b);
-                        if (take) {
-                            bf[k] = v;
-                            idx[k] = i;
-                        }
-                    }
-                } else {
-                    mrt_cpu_load_i64(x->dtype, x->data, off, 1, m, vi);
-                    for (int64_t k = 0; k < m; k++) {
-                        int64_t v = vi[k], b = bi[k];
-                        bool gt = u64 ? (uint64_t)v > (uint64_t)b : v > b;
-                        bool lt = u64 ? (uint64_t)v < (uint64_t)b : v < b;
-                        if (i == 0 || (is_max ? gt : lt) || (last && v == b)) {
-                            bi[k] = v;
-                            idx[k] = i;
-                        }
+                if (fl) mrt_cpu_load_f64(x->dtype, x->data, off, 1, m, vf);
+                else mrt_cpu_load_i64(x->dtype, x->data, off, 1, m, vi);
+                for (int64_t k = 0; k < m; k++) {
+                    bool take = i == 0 || (fl ? arg_better_f(vf[k], bf[k], is_max, last)
+                                              : arg_better_i(vi[k], bi[k], u64, is_max, last));
+                    if (take) {
+                        if (fl) bf[k] = vf[k];
+                        else bi[k] = vi[k];
+                        idx[k] = i;
                     }
                 }
             }
@@ -588,6 +610,34 @@ static mrt_status mrt_cpu_cumsum(mrt_op_ctx *ctx)
     int64_t outer, n, inner;
     split3(x, axis, &outer, &n, &inner);
     bool fl = is_float4(x->dtype);
+    if (inner == 1) {
+        /* the axis is contiguous: run along it in chunks (from the end when reverse) */
+        for (int64_t o = 0; o < outer; o++) {
+            double sf = 0, vf[CHUNK];
+            uint64_t si = 0;
+            int64_t vi[CHUNK];
+            for (int64_t c = 0; c < n; c += CHUNK) {
+                int64_t m = n - c < CHUNK ? n - c : CHUNK, off = o * n + (rev ? n - c - m : c);
+                if (fl) mrt_cpu_load_f64(x->dtype, x->data, off, 1, m, vf);
+                else mrt_cpu_load_i64(x->dtype, x->data, off, 1, m, vi);
+                for (int64_t t = 0; t < m; t++) {
+                    int64_t k = rev ? m - 1 - t : t;
+                    if (fl) {
+                        double v = vf[k];
+                        vf[k] = excl ? sf : sf + v;
+                        sf += v;
+                    } else {
+                        uint64_t v = (uint64_t)vi[k];
+                        vi[k] = (int64_t)(excl ? si : si + v);
+                        si += v;
+                    }
+                }
+                if (fl) mrt_cpu_store_f64(y->dtype, y->data, off, 1, m, vf);
+                else mrt_cpu_store_i64(y->dtype, y->data, off, 1, m, vi);
+            }
+        }
+        return MRT_STATUS_OK;
+    }
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t j0 = 0; j0 < inner; j0 += CHUNK) {
             int64_t m = inner - j0 < CHUNK ? inner - j0 : CHUNK;

@@ -82,11 +82,21 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t j0 = 0; j0 < inner; j0 += J) {
             int64_t m = inner - j0 < J ? inner - j0 : J;
-            for (int64_t i = 0; i < n; i++)
-                mrt_cpu_load_f64(x->dtype, x->data, (o * n + i) * inner + j0, 1, m, buf + i * m);
+            int64_t base = o * n * inner + j0;
+            /* the whole [n, inner] block is contiguous when it fits; one column is a strided run */
+            if (m == inner || m == 1) {
+                mrt_cpu_load_f64(x->dtype, x->data, base, m == 1 ? inner : 1, n * m, buf);
+            } else {
+                for (int64_t i = 0; i < n; i++)
+                    mrt_cpu_load_f64(x->dtype, x->data, base + i * inner, 1, m, buf + i * m);
+            }
             block_softmax(kind, buf, n, m, mx, sm, idx);
-            for (int64_t i = 0; i < n; i++)
-                mrt_cpu_store_f64(y->dtype, y->data, (o * n + i) * inner + j0, 1, m, buf + i * m);
+            if (m == inner || m == 1) {
+                mrt_cpu_store_f64(y->dtype, y->data, base, m == 1 ? inner : 1, n * m, buf);
+            } else {
+                for (int64_t i = 0; i < n; i++)
+                    mrt_cpu_store_f64(y->dtype, y->data, base + i * inner, 1, m, buf + i * m);
+            }
         }
     }
     free(buf);

@@ -80,7 +80,10 @@ static const struct {
 };
 #define N_REDUCE_OPS (int)(sizeof reduce_ops / sizeof reduce_ops[0])
 
-static bool axes_from_input(const char *op, int opset) { return strcmp(op, "ReduceSum") == 0 ? opset >= 13 : opset >= 18; }
+static bool axes_from_input(const char *op, int opset)
+{
+    return strcmp(op, "ReduceSum") == 0 ? opset >= 13 : opset >= 18;
+}
 
 /* One Reduce case: the axes listed in axes[0..n_axes) (may be negative); n_axes == 0 means "all axes". */
 static void reduce_case(th_rng *r, int k, int opset, mrt_dtype dt, int rank, const int64_t *shape, int n_axes,
@@ -385,6 +388,34 @@ Test(reduce, uint64_and_bool_extremes)
     mrt_tensor_release(&ie);
 }
 
+/* NaN propagates through Max/Min (numpy semantics) wherever it sits in the reduced run. */
+Test(reduce, nan_propagates)
+{
+    int64_t shape[2] = {3, 3};
+    double xv[9] = {NAN, 1, 2, 3, NAN, 5, 6, 7, 8};
+    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 2, shape, xv);
+    for (int mx = 0; mx < 2; mx++) {
+        for (int axis = 0; axis < 2; axis++) {
+            int64_t a = axis;
+            mrt_tensor ax = th_vec_i64(1, &a);
+            th_case *c = th_begin(mx ? "ReduceMax" : "ReduceMin", "", 18);
+            th_input(c, &x);
+            th_input_const(c, &ax);
+            th_attr_int(c, "keepdims", 0);
+            mrt_tensor y;
+            RUN_OK(c, 1, &y, "NaN %d", axis);
+            double e0[3] = {NAN, NAN, mx ? 8 : 2}, e1[3] = {NAN, NAN, mx ? 8 : 6};
+            int64_t oshape[1] = {3};
+            CHECK(&y, axis ? e1 : e0, 1, oshape, MRT_DTYPE_FLOAT, "Reduce%s with NaN, axis %d", mx ? "Max" : "Min",
+                  axis);
+            mrt_tensor_release(&y);
+            mrt_tensor_release(&ax);
+            th_free(c);
+        }
+    }
+    mrt_tensor_release(&x);
+}
+
 Test(reduce, errors)
 {
     int64_t shape[2] = {2, 3};
@@ -459,14 +490,59 @@ Test(argmax, random)
         mrt_tensor y;
         RUN_OK(c, 1, &y, "Arg%s x%s axis %d", is_max ? "Max" : "Min", shape_str(rank, shape), axis);
         cr_assert_eq(y.dtype, MRT_DTYPE_INT64);
-        CHECK(&y, expect, orank, oshape, MRT_DTYPE_INT64, "Arg%s %s x%s axis %d keep %d last %d", is_max ? "Max" : "Min",
-              mrt_dtype_name(dt), shape_str(rank, shape), axis, keep, last);
+        CHECK(&y, expect, orank, oshape, MRT_DTYPE_INT64, "Arg%s %s x%s axis %d keep %d last %d",
+              is_max ? "Max" : "Min", mrt_dtype_name(dt), shape_str(rank, shape), axis, keep, last);
         mrt_tensor_release(&y);
         mrt_tensor_release(&x);
         th_free(c);
         free(xv);
         free(ei);
         free(expect);
+    }
+}
+
+/* Long contiguous axes are scanned in chunks: ties and the best value across chunk boundaries. */
+Test(argmax, long_axes_and_cumsum)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("argmax.long_axes_and_cumsum"));
+    int64_t shape[2] = {3, 1500};
+    for (int v = 0; v < 8; v++) {
+        mrt_dtype dt = v % 2 ? MRT_DTYPE_INT32 : MRT_DTYPE_FLOAT;
+        mrt_tensor x = th_rand(&r, dt, 2, shape, -100, 100);
+        double *xv = values(&x);
+        bool is_max = v & 2, last = v & 4;
+        int64_t ei[3];
+        double expect[4500];
+        ref_argmax(is_max, last, xv, 2, shape, 1, ei);
+        for (int i = 0; i < 3; i++) expect[i] = (double)ei[i];
+        th_case *c = th_begin(is_max ? "ArgMax" : "ArgMin", "", 13);
+        th_input(c, &x);
+        th_attr_int(c, "axis", -1);
+        th_attr_int(c, "keepdims", 0);
+        th_attr_int(c, "select_last_index", last);
+        mrt_tensor y;
+        RUN_OK(c, 1, &y, "long Arg%s", is_max ? "Max" : "Min");
+        CHECK(&y, expect, 1, shape, MRT_DTYPE_INT64, "long Arg%s %s last %d", is_max ? "Max" : "Min",
+              mrt_dtype_name(dt), last);
+        mrt_tensor_release(&y);
+        th_free(c);
+
+        bool excl = v & 2, rev = v & 4;
+        ref_cumsum(xv, 2, shape, 1, excl, rev, expect);
+        mrt_tensor ax = th_scalar_i64(-1);
+        c = th_begin("CumSum", "", 14);
+        th_input(c, &x);
+        th_input_const(c, &ax);
+        th_attr_int(c, "exclusive", excl);
+        th_attr_int(c, "reverse", rev);
+        RUN_OK(c, 1, &y, "long CumSum");
+        CHECK(&y, expect, 2, shape, dt, "long CumSum %s exclusive %d reverse %d", mrt_dtype_name(dt), excl, rev);
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&ax);
+        th_free(c);
+        mrt_tensor_release(&x);
+        free(xv);
     }
 }
 
@@ -595,7 +671,6 @@ Test(softmax, random_opsets)
         int axis = (int)th_rng_int(&r, opset == 1 ? 0 : -rank, rank - 1);
         bool set_axis = th_rng_int(&r, 0, 3) != 0;
         mrt_dtype dt = dts[(trial / 9) % 4];
-        /* Hardmax on float16: random values in a narrow range tie after rounding; keep them apart */
         softmax_case(&r, kind, opset, dt, rank, shape, axis, set_axis, -4, 4);
     }
 }
@@ -609,6 +684,8 @@ Test(softmax, large_inner_block)
         softmax_case(&r, kind, 13, MRT_DTYPE_FLOAT, 3, shape, 1, true, -5, 5);
         softmax_case(&r, kind, 13, MRT_DTYPE_FLOAT, 3, shape, 0, true, -5, 5);
         softmax_case(&r, kind, 13, MRT_DTYPE_DOUBLE, 2, shape2, -1, false, -5, 5);
+        int64_t shape3[2] = {9000, 3}; /* one column of a long axis at a time */
+        softmax_case(&r, kind, 13, MRT_DTYPE_FLOAT, 2, shape3, 0, true, -5, 5);
     }
 }
 
@@ -863,7 +940,6 @@ Test(norm, instance_and_group)
         if (variant) th_attr_int(c, "num_groups", groups);
         mrt_tensor y;
         RUN_OK(c, 1, &y, "%s-%d x%s", op, opset, shape_str(rank, shape));
-        /* a group of one element normalizes to exactly bias (var 0): compare with a looser bound there */
         CHECK(&y, expect, rank, shape, dt, "%s-%d %s x%s groups %lld", op, opset, mrt_dtype_name(dt),
               shape_str(rank, shape), (long long)groups);
         mrt_tensor_release(&y);
@@ -970,7 +1046,8 @@ Test(norm, layer_and_rms)
             for (int a = 0; a < rank; a++) mshape[a] = a < ax ? shape[a] : 1;
             cr_assert_eq(y[1].dtype, MRT_DTYPE_FLOAT);
             CHECK(&y[1], mean, rank, mshape, MRT_DTYPE_FLOAT, "LayerNormalization Mean x%s", shape_str(rank, shape));
-            CHECK(&y[2], inv, rank, mshape, MRT_DTYPE_FLOAT, "LayerNormalization InvStdDev x%s", shape_str(rank, shape));
+            CHECK(&y[2], inv, rank, mshape, MRT_DTYPE_FLOAT, "LayerNormalization InvStdDev x%s",
+                  shape_str(rank, shape));
         }
         for (int i = 0; i < n_out; i++) mrt_tensor_release(&y[i]);
         th_free(c);
@@ -1074,9 +1151,11 @@ Test(norm, lp_mvn_lrn)
         char desc[256];
         if (op == 0) {
             int axis = (int)th_rng_int(&r, -rank, rank - 1), p = trial % 2 ? 1 : 2;
-            /* zero a whole line along the axis now and then: the spec says the output is 0 there */
-            if (trial % 4 == 0) mrt_tensor_release(&x.t), x.t = th_rand(&r, dt, rank, shape, 0, 0), free(x.v),
-                                x.v = values(&x.t);
+            /* an all-zero input now and then: the spec defines the output as 0 where the norm is 0 */
+            if (trial % 4 == 0) {
+                rt_free(&x);
+                x = rt_rand(&r, dt, rank, shape, 0, 0);
+            }
             ref_lpnorm(x.v, rank, shape, axis < 0 ? axis + rank : axis, p, expect);
             c = th_begin("LpNormalization", "", trial % 2 ? 22 : 1);
             th_attr_int(c, "axis", axis);
@@ -1109,7 +1188,6 @@ Test(norm, lp_mvn_lrn)
         th_input(c, &x.t);
         mrt_tensor y;
         RUN_OK(c, 1, &y, "%s x%s", desc, shape_str(rank, shape));
-        /* MVN of a tiny group is near 0/0 in low precision: check float16 there loosely via float */
         CHECK(&y, expect, rank, shape, dt, "%s %s x%s", desc, mrt_dtype_name(dt), shape_str(rank, shape));
         mrt_tensor_release(&y);
         th_free(c);
@@ -1176,7 +1254,7 @@ Test(norm, empty_tensors)
         }
         /* LayerNorm with an empty outer dim / empty normalized dims */
         for (int axis = 0; axis < 3; axis++) {
-            int64_t sshape[3];
+            int64_t sshape[4];
             int sr = 0;
             for (int a = axis; a < in->rank; a++) sshape[sr++] = in->shape[a];
             mrt_tensor s;
@@ -1196,4 +1274,40 @@ Test(norm, empty_tensors)
     mrt_tensor_release(&x);
     mrt_tensor_release(&xz);
     mrt_tensor_release(&p);
+}
+
+/* The float64 oracle mode runs these ops on widened inputs: results must be double-accurate. */
+Test(oracle, fp64_mode_is_double_accurate)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("oracle.fp64_mode_is_double_accurate"));
+    int64_t shape[3] = {3, 50, 7}, ax = 1;
+    rt x = rt_rand(&r, MRT_DTYPE_FLOAT, 3, shape, -3, 3);
+    mrt_session_options opt = mrt_session_options_default();
+    opt.precision = MRT_PRECISION_FP64;
+    double expect[1050];
+    mrt_tensor y;
+
+    bool red[3] = {false, true, false};
+    ref_reduce(REF_LOGSUMEXP, x.v, 3, shape, red, expect);
+    th_case *c = th_begin("ReduceLogSumExp", "", 18);
+    th_input(c, &x.t);
+    mrt_tensor axes = th_vec_i64(1, &ax);
+    th_input_const(c, &axes);
+    cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    int64_t oshape[3] = {3, 1, 7};
+    CHECK(&y, expect, 3, oshape, MRT_DTYPE_DOUBLE, "ReduceLogSumExp fp64 (got %s)", mrt_dtype_name(y.dtype));
+    mrt_tensor_release(&y);
+    th_free(c);
+    mrt_tensor_release(&axes);
+
+    ref_softmax(1, x.v, 3, shape, 1, false, expect);
+    c = th_begin("LogSoftmax", "", 13);
+    th_input(c, &x.t);
+    th_attr_int(c, "axis", 1);
+    cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    CHECK(&y, expect, 3, shape, MRT_DTYPE_DOUBLE, "LogSoftmax fp64 (got %s)", mrt_dtype_name(y.dtype));
+    mrt_tensor_release(&y);
+    th_free(c);
+    rt_free(&x);
 }

@@ -28,6 +28,10 @@ typedef struct mrt_slice_params {
    returned) when an input they come from has no data yet. */
 mrt_status mrt_slice_params_get(const mrt_op_ctx *ctx, mrt_slice_params *p, bool *need_data);
 
+/* Split: the size of every output along *axis (sizes has ctx->n_outputs entries), from 'split' (attribute or
+   input), 'num_outputs' (opset 18) or an even split. */
+mrt_status mrt_split_sizes(const mrt_op_ctx *ctx, int *axis, int64_t *sizes, bool *need_data);
+
 typedef enum mrt_pad_mode { MRT_PAD_CONSTANT, MRT_PAD_REFLECT, MRT_PAD_EDGE, MRT_PAD_WRAP } mrt_pad_mode;
 
 /* Pad: per axis, elements added before/after (negative = cropped) and the output extent. */

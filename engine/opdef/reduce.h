@@ -1,5 +1,5 @@
-/* Attribute/input parsing shared by the reduce-family opdefs (engine/opdef/reduce.c) and their kernels,
- * so that infer and run agree on which axes a node reduces. */
+/* Attribute/input parsing shared by the reduce and softmax opdefs (engine/opdef/reduce.c, softmax.c) and
+ * their kernels, so that infer and run agree on which axes a node works on. */
 #pragma once
 
 #include "engine/op.h"
@@ -32,7 +32,7 @@ typedef enum mrt_reduce_kind {
 
 int mrt_reduce_kind_of(const char *op_type);
 
-/* Softmax/LogSoftmax/Hardmax view of an input as [outer, n, inner] along the op's axis: opset < 13 coerces
+/* (engine/opdef/softmax.c) Softmax/LogSoftmax/Hardmax view of an input as [outer, n, inner] along the op's axis: opset < 13 coerces
    to 2-D at `axis` (default 1: inner = 1, n = product of the trailing dims), opset >= 13 uses one axis
    (default -1). */
 mrt_status mrt_softmax_view(const mrt_op_ctx *ctx, const mrt_tensor *x, int64_t *outer, int64_t *n, int64_t *inner);

@@ -380,13 +380,14 @@ static mrt_status infer_eyelike(mrt_op_ctx *ctx)
 }
 
 const mrt_opdef mrt_opdefs_shape[] = {
-#define VERSIONS_1_TO_25(op, mi, ma, fn) \
-    {"", op, 1, mi, ma, 1, 1, fn, 0}, {"", op, 13, mi, ma, 1, 1, fn, 0}, {"", op, 19, mi, ma, 1, 1, fn, 0}, \
-    {"", op, 21, mi, ma, 1, 1, fn, 0}, {"", op, 23, mi, ma, 1, 1, fn, 0}, {"", op, 24, mi, ma, 1, 1, fn, 0}, \
-    {"", op, 25, mi, ma, 1, 1, fn, 0}
-    VERSIONS_1_TO_25("Shape", 1, 1, infer_shape),
-    {"", "Shape", 15, 1, 1, 1, 1, infer_shape, 0},
-    VERSIONS_1_TO_25("Size", 1, 1, infer_size),
+#define VERSIONS_1_TO_25(op, mi, ma, fn, fl) \
+    {"", op, 1, mi, ma, 1, 1, fn, fl}, {"", op, 13, mi, ma, 1, 1, fn, fl}, {"", op, 19, mi, ma, 1, 1, fn, fl}, \
+    {"", op, 21, mi, ma, 1, 1, fn, fl}, {"", op, 23, mi, ma, 1, 1, fn, fl}, {"", op, 24, mi, ma, 1, 1, fn, fl}, \
+    {"", op, 25, mi, ma, 1, 1, fn, fl}
+    /* Shape and Size read only their input's shape: foldable as soon as that shape is known */
+    VERSIONS_1_TO_25("Shape", 1, 1, infer_shape, MRT_OPDEF_FOLD_ON_SHAPE),
+    {"", "Shape", 15, 1, 1, 1, 1, infer_shape, MRT_OPDEF_FOLD_ON_SHAPE},
+    VERSIONS_1_TO_25("Size", 1, 1, infer_size, MRT_OPDEF_FOLD_ON_SHAPE),
     {"", "Reshape", 1, 1, 1, 1, 1, infer_reshape, 0},
     {"", "Reshape", 5, 2, 2, 1, 1, infer_reshape, 0},
     {"", "Reshape", 13, 2, 2, 1, 1, infer_reshape, 0},
@@ -420,10 +421,10 @@ const mrt_opdef mrt_opdefs_shape[] = {
     {"", "Unsqueeze", 25, 2, 2, 1, 1, infer_unsqueeze, 0},
     {"", "Expand", 8, 2, 2, 1, 1, infer_expand, 0},
     {"", "Expand", 13, 2, 2, 1, 1, infer_expand, 0},
-    VERSIONS_1_TO_25("Identity", 1, 1, infer_identity),
+    VERSIONS_1_TO_25("Identity", 1, 1, infer_identity, 0),
     {"", "Identity", 14, 1, 1, 1, 1, infer_identity, 0},
     {"", "Identity", 16, 1, 1, 1, 1, infer_identity, 0},
-    VERSIONS_1_TO_25("Constant", 0, 0, infer_constant),
+    VERSIONS_1_TO_25("Constant", 0, 0, infer_constant, 0),
     {"", "Constant", 9, 0, 0, 1, 1, infer_constant, 0},
     {"", "Constant", 11, 0, 0, 1, 1, infer_constant, 0},
     {"", "Constant", 12, 0, 0, 1, 1, infer_constant, 0},

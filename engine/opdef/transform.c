@@ -117,27 +117,23 @@ static mrt_status infer_concat(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ Split */
 
-static mrt_status infer_split(mrt_op_ctx *ctx)
+mrt_status mrt_split_sizes(const mrt_op_ctx *ctx_c, int *axis_out, int64_t *sizes, bool *need_data)
 {
+    mrt_op_ctx *ctx = (mrt_op_ctx *)ctx_c;
     const mrt_tensor *x;
     MRT_TRY(input_tensor(ctx, 0, "input", &x));
     if (x->rank == 0) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "cannot split a scalar");
     int axis;
     MRT_TRY(mrt_normalize_axis(ctx, "axis", mrt_attr_int(ctx, "axis", 0), x->rank, &axis));
+    *axis_out = axis;
     int n_out = ctx->n_outputs;
-    int64_t *sizes = calloc((size_t)(n_out ? n_out : 1), sizeof *sizes);
-    if (!sizes) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
     int64_t n = -1, dim = x->shape[axis];
-    bool need_data = false;
-    mrt_status st = MRT_STATUS_OK;
+    *need_data = false;
     /* opset 1 took 'split' as an attribute or as input 1; 2 and 11 as an attribute; 13+ as input 1 */
-    if (ctx->opset < 13) st = read_list(ctx, "split", 1, "attribute 'split'", sizes, n_out, &n, &need_data);
-    if (!st && n < 0 && (ctx->opset >= 13 || ctx->opset < 2))
-        st = read_list(ctx, NULL, 1, "input 'split'", sizes, n_out, &n, &need_data);
-    if (st || need_data) {
-        free(sizes);
-        return st ? st : mrt_infer_dynamic(ctx);
-    }
+    if (ctx->opset < 13) MRT_TRY(read_list(ctx, "split", 1, "attribute 'split'", sizes, n_out, &n, need_data));
+    if (n < 0 && (ctx->opset >= 13 || ctx->opset < 2))
+        MRT_TRY(read_list(ctx, NULL, 1, "input 'split'", sizes, n_out, &n, need_data));
+    if (*need_data) return MRT_STATUS_OK;
     int64_t num_outputs = ctx->opset >= 18 ? mrt_attr_int(ctx, "num_outputs", -1) : -1;
     char s[256];
     if (n >= 0) {
@@ -147,40 +143,44 @@ static mrt_status infer_split(mrt_op_ctx *ctx)
             negative |= sizes[i] < 0;
             sum += sizes[i];
         }
-        if (n != n_out || negative || sum != dim) {
-            free(sizes);
+        if (n != n_out || negative || sum != dim)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
                                "'split' has %lld sizes summing to %lld (each >= 0 expected); the node has %d outputs "
                                "and the input %s has %lld on axis %d",
                                (long long)n, (long long)sum, n_out, shape_str(x, s, sizeof s), (long long)dim, axis);
-        }
     } else if (num_outputs >= 0) {
-        if (num_outputs != n_out || n_out == 0) {
-            free(sizes);
+        if (num_outputs != n_out || n_out == 0)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "num_outputs is %lld but the node has %d outputs",
                                (long long)num_outputs, n_out);
-        }
         int64_t chunk = (dim + n_out - 1) / n_out, last = dim - chunk * (n_out - 1);
-        if (last < 0) {
-            free(sizes);
+        if (last < 0)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
                                "cannot split %lld elements on axis %d into %d chunks of %lld (the last would be "
                                "negative)",
                                (long long)dim, axis, n_out, (long long)chunk);
-        }
         for (int i = 0; i < n_out; i++) sizes[i] = i == n_out - 1 ? last : chunk;
     } else {
-        if (n_out == 0 || dim % n_out != 0) {
-            free(sizes);
+        if (n_out == 0 || dim % n_out != 0)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
                                "input %s cannot be split evenly on axis %d into %d outputs",
                                shape_str(x, s, sizeof s), axis, n_out);
-        }
         for (int i = 0; i < n_out; i++) sizes[i] = dim / n_out;
     }
+    return MRT_STATUS_OK;
+}
+
+static mrt_status infer_split(mrt_op_ctx *ctx)
+{
+    int64_t *sizes = calloc((size_t)(ctx->n_outputs ? ctx->n_outputs : 1), sizeof *sizes);
+    if (!sizes) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int axis;
+    bool need_data;
+    mrt_status st = mrt_split_sizes(ctx, &axis, sizes, &need_data);
+    if (!st && need_data) st = mrt_infer_dynamic(ctx);
+    const mrt_tensor *x = mrt_input(ctx, 0);
     int64_t out[MRT_MAX_RANK];
-    memcpy(out, x->shape, (size_t)x->rank * sizeof *out);
-    for (int i = 0; i < n_out && !st; i++) {
+    if (!st && !need_data) memcpy(out, x->shape, (size_t)x->rank * sizeof *out);
+    for (int i = 0; !st && !need_data && i < ctx->n_outputs; i++) {
         out[axis] = sizes[i];
         st = mrt_output_set(ctx, i, x->dtype, x->rank, out);
     }
