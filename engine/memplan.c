@@ -112,17 +112,95 @@ static void sort_by(int *idx, int n, const mrt_memplan_value *vals, bool by_last
     free(tmp);
 }
 
+/* Second strategy: place values largest first, each at the best-fitting gap left between the already placed
+   values whose lifetimes overlap its own (or above them all). Returns the peak; offsets into `off`. */
+static mrt_status greedy_by_size(int n_values, const mrt_memplan_value *vals, size_t alignment, size_t *off,
+                                 size_t *peak_out)
+{
+    int *order = malloc((size_t)(n_values > 0 ? n_values : 1) * sizeof(int));
+    int *placed = malloc((size_t)(n_values > 0 ? n_values : 1) * sizeof(int)); /* kept sorted by offset */
+    if (!order || !placed) {
+        free(order);
+        free(placed);
+        return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (memory planner)");
+    }
+    int n = 0, n_placed = 0;
+    for (int i = 0; i < n_values; i++)
+        if (vals[i].size) order[n++] = i;
+    /* insertion sort by size, descending (stable: earlier values first) */
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i - 1;
+        while (j >= 0 && vals[order[j]].size < vals[v].size) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = v;
+    }
+    size_t peak = 0;
+    for (int k = 0; k < n; k++) {
+        int v = order[k];
+        size_t need = align_up(vals[v].size, alignment), prev_end = 0, best = SIZE_MAX, best_gap = SIZE_MAX;
+        for (int j = 0; j < n_placed; j++) {
+            int u = placed[j];
+            if (vals[u].first_use > vals[v].last_use || vals[v].first_use > vals[u].last_use) continue;
+            if (off[u] > prev_end && off[u] - prev_end >= need && off[u] - prev_end < best_gap) {
+                best = prev_end;
+                best_gap = off[u] - prev_end;
+            }
+            size_t end = off[u] + align_up(vals[u].size, alignment);
+            if (end > prev_end) prev_end = end;
+        }
+        off[v] = best != SIZE_MAX ? best : prev_end;
+        if (off[v] + need > peak) peak = off[v] + need;
+        int pos = n_placed;
+        while (pos > 0 && off[placed[pos - 1]] > off[v]) {
+            placed[pos] = placed[pos - 1];
+            pos--;
+        }
+        placed[pos] = v;
+        n_placed++;
+    }
+    free(order);
+    free(placed);
+    *peak_out = peak;
+    return MRT_STATUS_OK;
+}
+
+static mrt_status best_fit_in_order(int n_values, const mrt_memplan_value *vals, size_t alignment,
+                                    mrt_memplan_result *res);
+
 mrt_status mrt_memplan(int n_values, const mrt_memplan_value *vals, size_t alignment, mrt_memplan_result *res)
+{
+    if (alignment == 0 || (alignment & (alignment - 1)))
+        return mrt_fail(MRT_STATUS_INVALID_ARG, "memory planner: alignment %zu is not a power of two", alignment);
+    if (n_values < 0) return mrt_fail(MRT_STATUS_INVALID_ARG, "memory planner: %d values", n_values);
+    MRT_TRY(best_fit_in_order(n_values, vals, alignment, res));
+    if (res->inplace_count > 0) return MRT_STATUS_OK; /* the greedy pass does not reuse blocks in place */
+    size_t *off = malloc((size_t)(n_values > 0 ? n_values : 1) * sizeof *off), peak = 0;
+    if (!off) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (memory planner)");
+    for (int i = 0; i < n_values; i++) off[i] = 0;
+    mrt_status st = greedy_by_size(n_values, vals, alignment, off, &peak);
+    if (!st && peak < res->peak) {
+        memcpy(res->offsets, off, (size_t)n_values * sizeof *off);
+        res->peak = peak;
+    }
+    free(off);
+    return st;
+}
+
+/* First strategy: walk the steps in order, best fit over the offset-sorted free list. */
+static mrt_status best_fit_in_order(int n_values, const mrt_memplan_value *vals, size_t alignment,
+                                    mrt_memplan_result *res)
 {
     if (alignment == 0 || (alignment & (alignment - 1)))
         return mrt_fail(MRT_STATUS_INVALID_ARG, "memory planner: alignment %zu is not a power of two", alignment);
     res->peak = 0;
     res->inplace_count = 0;
     int n = 0;
-    int *by_first = malloc((size_t)(n_values ? n_values : 1) * sizeof(int));
-    int *by_last = malloc((size_t)(n_values ? n_values : 1) * sizeof(int));
-    size_t *block_size = calloc((size_t)(n_values ? n_values : 1), sizeof(size_t));
-    unsigned char *taken_over = calloc((size_t)(n_values ? n_values : 1), 1);
+    int *by_first = malloc((size_t)(n_values > 0 ? n_values : 1) * sizeof(int));
+    int *by_last = malloc((size_t)(n_values > 0 ? n_values : 1) * sizeof(int));
+    size_t *block_size = calloc((size_t)(n_values > 0 ? n_values : 1), sizeof(size_t));
+    unsigned char *taken_over = calloc((size_t)(n_values > 0 ? n_values : 1), 1);
     free_list fl = {0};
     mrt_status st = MRT_STATUS_OK;
     if (!by_first || !by_last || !block_size || !taken_over) {

@@ -1,0 +1,103 @@
+/* Plan passes on real graphs: the arena gives bit-identical results to one buffer per value, shape chains fold,
+ * dead nodes go, and a second run with the same shapes reuses the plan. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "engine/graph.h"
+#include "harness.h"
+#include "loader/npy.h"
+
+static mrt_tensor run_tiny_cnn(bool no_mem_plan, mrt_session_stats *stats)
+{
+    mrt_model *m;
+    cr_assert_eq(mrt_model_load(MRT_SOURCE_DIR "/models/tiny_cnn.onnx", &m), MRT_STATUS_OK, "%s", mrt_last_error());
+    mrt_tensor x, y;
+    cr_assert_eq(mrt_npy_read_file(MRT_SOURCE_DIR "/models/tiny_cnn_input.npy", &x), MRT_STATUS_OK);
+    mrt_session_options opt = mrt_session_options_default();
+    opt.no_mem_plan = no_mem_plan;
+    opt.n_threads = 1;
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK);
+    const char *name = mrt_model_input_name(m, 0);
+    mrt_value xv = mrt_value_from_tensor(x);
+    cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert_eq(mrt_tensor_copy(&y, &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
+    mrt_session_get_stats(s, stats);
+    mrt_session_free(s);
+    mrt_tensor_release(&x);
+    mrt_model_free(m);
+    return y;
+}
+
+Test(planner, arena_is_bit_identical_to_one_buffer_per_value)
+{
+    mrt_session_stats a, b;
+    mrt_tensor ya = run_tiny_cnn(false, &a), yb = run_tiny_cnn(true, &b);
+    cr_assert_eq(memcmp(ya.data, yb.data, mrt_tensor_nbytes(&ya)), 0, "planned and unplanned runs differ");
+    cr_assert_gt(a.arena_peak_bytes, 0);
+    cr_assert_leq(a.arena_peak_bytes, a.naive_bytes);
+    cr_assert_geq(a.arena_peak_bytes, a.lower_bound_bytes, "no in-place reuse here, so the bound holds");
+    cr_assert_eq(b.arena_peak_bytes, 0, "--no-mem-plan uses no arena");
+    mrt_tensor_release(&ya);
+    mrt_tensor_release(&yb);
+}
+
+/* x -> Shape -> Gather(0) -> Unsqueeze -> Concat(with [-1]) -> Reshape(x): the shape arithmetic folds. */
+Test(planner, shape_chain_folds_once_input_shapes_are_known)
+{
+    mrt_model *m = mrt_model_new();
+    m->graph = mrt_graph_new("g");
+    mrt_model_set_opset(m, "", 13);
+    mrt_graph *g = m->graph;
+    mrt_graph_add_input(g, "x", NULL, NULL);
+    mrt_tensor zero = th_vec_i64(1, (int64_t[]){0}), minus1 = th_vec_i64(1, (int64_t[]){-1}), axes = th_vec_i64(1, (int64_t[]){0});
+    mrt_tensor idx = th_scalar_i64(0);
+    mrt_graph_set_initializer(g, "idx", &idx);
+    mrt_graph_set_initializer(g, "minus1", &minus1);
+    mrt_graph_set_initializer(g, "axes", &axes);
+    mrt_tensor_release(&zero);
+    mrt_node *n;
+    mrt_graph_add_node(g, "shape", "Shape", "", 1, (const char *[]){"x"}, 1, (const char *[]){"s"}, &n);
+    mrt_graph_add_node(g, "gather", "Gather", "", 2, (const char *[]){"s", "idx"}, 1, (const char *[]){"d0"}, &n);
+    mrt_graph_add_node(g, "unsq", "Unsqueeze", "", 2, (const char *[]){"d0", "axes"}, 1, (const char *[]){"d0v"}, &n);
+    mrt_graph_add_node(g, "concat", "Concat", "", 2, (const char *[]){"d0v", "minus1"}, 1, (const char *[]){"shp"}, &n);
+    mrt_node_add_attr_int(n, "axis", 0);
+    mrt_graph_add_node(g, "reshape", "Reshape", "", 2, (const char *[]){"x", "shp"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_node(g, "dead", "Neg", "", 1, (const char *[]){"x"}, 1, (const char *[]){"unused"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    th_rng r;
+    th_rng_init(&r, th_seed("planner.shape_chain"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4}, -1, 1);
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK);
+    const char *name = "x";
+    mrt_value xv = mrt_value_from_tensor(x);
+    cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK, "%s", mrt_last_error());
+    mrt_session_stats st;
+    mrt_session_get_stats(s, &st);
+    cr_assert_eq(st.nodes_before, 6);
+    cr_assert_eq(st.nodes_after, 1, "only Reshape runs (folded: Shape, Gather, Unsqueeze, Concat; dead: Neg), got %d",
+                 st.nodes_after);
+    cr_assert_eq(st.dynamic_nodes, 0);
+    const mrt_tensor *y = &mrt_session_output(s, 0)->tensor;
+    cr_assert_eq(y->rank, 2);
+    cr_assert_eq(y->shape[0], 2);
+    cr_assert_eq(y->shape[1], 12);
+    cr_assert_eq(memcmp(y->data, x.data, 24 * sizeof(float)), 0);
+    /* same shapes again: the plan is reused (the plan time stays the first one's) */
+    double first_plan_ms = st.plan_ms;
+    cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK);
+    mrt_session_get_stats(s, &st);
+    cr_assert_eq(st.plan_ms, first_plan_ms, "a second run with the same shapes must not re-plan");
+    /* new shapes: re-planned, still correct */
+    mrt_tensor x2 = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){5, 1, 2}, -1, 1);
+    xv = mrt_value_from_tensor(x2);
+    cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK, "%s", mrt_last_error());
+    y = &mrt_session_output(s, 0)->tensor;
+    cr_assert_eq(y->shape[0], 5);
+    cr_assert_eq(y->shape[1], 2);
+    mrt_session_free(s);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&x2);
+    mrt_model_free(m);
+}
