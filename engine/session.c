@@ -10,6 +10,7 @@
 #include "engine/exec.h"
 #include "engine/fp64.h"
 #include "engine/memplan.h"
+#include "ops_cpu/blas_info.h"
 
 /* Arena offsets are aligned for AVX-512 loads. */
 #define MRT_ARENA_ALIGN 64
@@ -873,6 +874,8 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
     s->registry = mrt_registry_default();
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     s->n_threads = s->opt.n_threads > 0 ? s->opt.n_threads : (ncpu > 0 ? (int)ncpu : 1);
+    /* OpenBLAS's thread count is process-wide: the last session created sets it */
+    mrt_blas_set_threads(s->n_threads);
     mrt_status st = mrt_exec_new(s, model->graph, NULL, &s->main);
     if (st) {
         free(s);
