@@ -5,5 +5,8 @@ set -eu
 minirt="$1"
 list="$2"
 root="${MRT_ONNX_TESTS_DIR:?set MRT_ONNX_TESTS_DIR to the onnx-tests folder}"
-exec "$minirt" conformance --quiet --require "$list" \
+# MRT_RATCHET_NO_FORK=1 runs every test in one process (the sanitizer build: leaks are reported at exit)
+nofork=""
+[ "${MRT_RATCHET_NO_FORK:-0}" = 1 ] && nofork="--no-fork"
+exec "$minirt" conformance --quiet $nofork --require "$list" \
     "$root/node" "$root/simple" "$root/pytorch-operator" "$root/pytorch-converted"
