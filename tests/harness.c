@@ -90,6 +90,10 @@ void th_attr_floats(th_case *c, const char *name, int64_t n, const float *v)
 {
     note_failure(c, mrt_node_add_attr_floats(c->node, name, n, v));
 }
+void th_attr_strings(th_case *c, const char *name, int64_t n, const char *const *v)
+{
+    note_failure(c, mrt_node_add_attr_strings(c->node, name, n, v));
+}
 void th_attr_tensor(th_case *c, const char *name, const mrt_tensor *t)
 {
     note_failure(c, mrt_node_add_attr_tensor(c->node, name, t));

@@ -30,6 +30,7 @@ void th_attr_float(th_case *c, const char *name, float v);
 void th_attr_string(th_case *c, const char *name, const char *v);
 void th_attr_ints(th_case *c, const char *name, int64_t n, const int64_t *v);
 void th_attr_floats(th_case *c, const char *name, int64_t n, const float *v);
+void th_attr_strings(th_case *c, const char *name, int64_t n, const char *const *v);
 void th_attr_tensor(th_case *c, const char *name, const mrt_tensor *t);
 /* Run on the CPU; outputs are deep copies owned by the caller (release with mrt_tensor_release).
    Returns the status of model building, planning or running (message in mrt_last_error()). */
