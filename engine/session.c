@@ -492,6 +492,8 @@ static mrt_status plan_storage(mrt_exec *e)
         e->arena_bytes = res.peak;
         e->inplace_count = res.inplace_count;
         if (res.peak) {
+            st = mrt_check_alloc(res.peak, "the intermediate-tensor arena");
+            if (st) goto done;
             e->arena = aligned_alloc(MRT_ARENA_ALIGN, (res.peak + MRT_ARENA_ALIGN - 1) & ~(size_t)(MRT_ARENA_ALIGN - 1));
             if (!e->arena) {
                 st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory allocating the %zu-byte arena", res.peak);

@@ -19,6 +19,11 @@ mrt_status mrt_fail(mrt_status status, const char *fmt, ...) MRT_PRINTF(2, 3);
 mrt_status mrt_fail_prefix(mrt_status status, const char *fmt, ...) MRT_PRINTF(2, 3);
 void mrt_clear_error(void);
 
+/* Largest single allocation minirt attempts: physical memory, or MRT_MAX_ALLOC_BYTES. */
+size_t mrt_alloc_limit(void);
+/* OUT_OF_MEMORY naming `what` and the size when bytes exceeds the limit, before anything is attempted. */
+mrt_status mrt_check_alloc(size_t bytes, const char *what);
+
 #define MRT_TRY(expr)                            \
     do {                                         \
         mrt_status mrt_try_st_ = (expr);         \

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/status.h"
 #include "minirt/minirt.h"
@@ -54,11 +55,39 @@ mrt_status mrt_shape_nbytes(mrt_dtype dt, int rank, const int64_t *shape, size_t
     return MRT_STATUS_OK;
 }
 
+size_t mrt_alloc_limit(void)
+{
+    static size_t limit;
+    if (!limit) {
+        const char *env = getenv("MRT_MAX_ALLOC_BYTES");
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        limit = env && *env ? (size_t)strtoull(env, NULL, 0)
+                            : pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 40;
+    }
+    return limit;
+}
+
+mrt_status mrt_check_alloc(size_t bytes, const char *what)
+{
+    if (bytes > mrt_alloc_limit())
+        return mrt_fail(MRT_STATUS_OUT_OF_MEMORY,
+                        "refusing to allocate %zu bytes for %s: more than this machine's %zu bytes of memory (set "
+                        "MRT_MAX_ALLOC_BYTES to change the limit)",
+                        bytes, what, mrt_alloc_limit());
+    return MRT_STATUS_OK;
+}
+
 mrt_status mrt_tensor_alloc(mrt_tensor *t, mrt_dtype dt, int rank, const int64_t *shape)
 {
     size_t nb;
     memset(t, 0, sizeof(*t));
     MRT_TRY(mrt_shape_nbytes(dt, rank, shape, &nb));
+    if (nb > mrt_alloc_limit()) {
+        char buf[256];
+        mrt_tensor desc = {dt, rank, {0}, NULL};
+        if (rank > 0) memcpy(desc.shape, shape, (size_t)rank * sizeof(int64_t));
+        return mrt_check_alloc(nb, mrt_tensor_describe(&desc, buf, sizeof buf));
+    }
     t->dtype = dt;
     t->rank = rank;
     if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof(int64_t));
