@@ -21,6 +21,7 @@ typedef enum mrt_alloc_kind {
 
 typedef struct mrt_step {
     int node;                    /* index in graph->nodes */
+    mrt_node *call_shadow;       /* inside a function body: the node with the caller's attributes resolved, or NULL */
     mrt_node *shadow;            /* fp64 precision: a copy of the node with dtype attributes widened, or NULL */
     const mrt_opdef *def;
     const mrt_kernel *kernel;
@@ -36,6 +37,8 @@ typedef struct mrt_exec {
     const mrt_model *model;
     const mrt_graph *graph;
     struct mrt_exec *parent;     /* enclosing exec for subgraphs */
+    const mrt_node *caller;      /* function bodies: the calling node (its attributes) */
+    const mrt_function *function;/* function bodies: the function (its opset imports) */
     mrt_value *vals;             /* one per graph value */
     uint8_t *state;              /* mrt_value_state per value */
     uint8_t *alloc;              /* mrt_alloc_kind per value */
@@ -67,3 +70,7 @@ void mrt_exec_free(mrt_exec *e);
 /* Bind values to the graph's inputs (n == graph->n_inputs; a NONE entry keeps the initializer default)
    and run: plans first when the input signature changed. */
 mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level);
+/* Run `body` as a child of ctx's exec (a subgraph when f is NULL, else a call of function f by ctx->node);
+   outputs are deep copies owned by the caller. */
+mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_function *f, int n_inputs,
+                         const mrt_value *inputs, int n_outputs, mrt_value *outputs);

@@ -9,6 +9,7 @@
 #include "engine/cuda_module.h"
 #include "engine/exec.h"
 #include "engine/fp64.h"
+#include "engine/function.h"
 #include "engine/memplan.h"
 #include "ops_cpu/blas_info.h"
 
@@ -49,7 +50,10 @@ static void release_plan(mrt_exec *e)
 {
     for (int i = 0; i < e->graph->n_values; i++) release_value(e, i);
     memset(e->state, 0, (size_t)e->graph->n_values);
-    for (int i = 0; i < e->n_steps; i++) mrt_fp64_free_shadow(e->steps[i].shadow);
+    for (int i = 0; i < e->n_steps; i++) {
+        mrt_fp64_free_shadow(e->steps[i].shadow);
+        mrt_function_free_shadow(e->steps[i].call_shadow);
+    }
     free(e->steps);
     e->steps = NULL;
     e->n_steps = 0;
@@ -252,7 +256,8 @@ static mrt_status unknown_op_error(const mrt_exec *e, const mrt_node *nd, int64_
 
 static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
 {
-    int64_t opset = mrt_model_opset(e->model, nd->domain);
+    int64_t opset = e->function ? mrt_function_opset(e->function, nd->domain) : -1;
+    if (opset < 0) opset = mrt_model_opset(e->model, nd->domain);
     if (opset < 0) {
         if (!nd->domain[0])
             return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): the model imports no opset for the ONNX domain",
@@ -260,9 +265,15 @@ static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
         opset = INT64_MAX; /* custom domains exported without an opset import: take the newest version */
     }
     step->opset = opset;
-    if (e->session->opt.precision == MRT_PRECISION_FP64) MRT_TRY(mrt_fp64_shadow_node(nd, &step->shadow));
+    if (e->function) MRT_TRY(mrt_function_shadow_node(nd, e->caller, e->function, &step->call_shadow));
+    if (e->session->opt.precision == MRT_PRECISION_FP64)
+        MRT_TRY(mrt_fp64_shadow_node(step->call_shadow ? step->call_shadow : nd, &step->shadow));
     step->def = mrt_registry_find_opdef(e->session->registry, nd->domain, nd->op_type, opset);
     step->kernel = mrt_registry_find_kernel(e->session->registry, MRT_DEVICE_CPU, nd->domain, nd->op_type, opset);
+    if ((!step->def || !step->kernel) && mrt_model_find_function(e->model, nd->domain, nd->op_type)) {
+        step->def = &mrt_function_opdef; /* a model-local function without a kernel: run its body */
+        step->kernel = &mrt_function_kernel;
+    }
     if (!step->def || !step->kernel) return unknown_op_error(e, nd, opset, step->def != NULL);
     const mrt_opdef *d = step->def;
     if (nd->n_inputs < d->min_inputs || (d->max_inputs >= 0 && nd->n_inputs > d->max_inputs))
@@ -284,7 +295,7 @@ typedef struct ctx_buf {
 
 static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, mrt_op_ctx *ctx, ctx_buf *b)
 {
-    const mrt_node *nd = step->shadow ? step->shadow : &e->graph->nodes[step->node];
+    const mrt_node *nd = step->shadow ? step->shadow : step->call_shadow ? step->call_shadow : &e->graph->nodes[step->node];
     size_t ni = (size_t)(nd->n_inputs ? nd->n_inputs : 1), no = (size_t)(nd->n_outputs ? nd->n_outputs : 1);
     b->in = calloc(ni, sizeof *b->in);
     b->out = calloc(no, sizeof *b->out);
@@ -816,6 +827,12 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
 mrt_status mrt_op_run_subgraph(mrt_op_ctx *ctx, const mrt_graph *body, int n_inputs, const mrt_value *inputs,
                                int n_outputs, mrt_value *outputs)
 {
+    return mrt_exec_call(ctx, body, NULL, n_inputs, inputs, n_outputs, outputs);
+}
+
+mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_function *f, int n_inputs,
+                         const mrt_value *inputs, int n_outputs, mrt_value *outputs)
+{
     mrt_exec *parent = ctx->exec;
     if (n_inputs != body->n_inputs)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "subgraph '%s' takes %d inputs, given %d", body->name,
@@ -824,7 +841,10 @@ mrt_status mrt_op_run_subgraph(mrt_op_ctx *ctx, const mrt_graph *body, int n_inp
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "subgraph '%s' has %d outputs, %d expected", body->name,
                            body->n_outputs, n_outputs);
     mrt_exec *child;
-    MRT_TRY(mrt_exec_new(parent->session, body, parent, &child));
+    /* a function body sees no enclosing scope: only its inputs */
+    MRT_TRY(mrt_exec_new(parent->session, body, f ? NULL : parent, &child));
+    child->caller = f ? ctx->node : NULL;
+    child->function = f;
     mrt_status st = mrt_exec_run(child, inputs, false);
     for (int i = 0; i < n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
     for (int i = 0; !st && i < n_outputs; i++) {

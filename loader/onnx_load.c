@@ -436,9 +436,18 @@ static mrt_status convert_function(load_ctx *c, const Onnx__FunctionProto *fp, m
     }
     MRT_TRY(function_attr_defaults(c, fp, f));
     if (!(f->body = mrt_graph_new(fp->name))) return oom("function body");
+    /* the body is run like a subgraph: its inputs and outputs are the function's */
+    for (int i = 0; i < f->n_inputs; i++) {
+        mrt_status st = f->inputs[i][0] ? mrt_graph_add_input(f->body, f->inputs[i], NULL, NULL) : MRT_STATUS_OK;
+        if (st) return mrt_fail_prefix(st, "function '%s': ", f->name);
+    }
     for (size_t i = 0; i < fp->n_node; i++) {
         if (!fp->node[i]) continue;
         mrt_status st = convert_node(c, f->body, fp->node[i], i, 0);
+        if (st) return mrt_fail_prefix(st, "function '%s': ", f->name);
+    }
+    for (int i = 0; i < f->n_outputs; i++) {
+        mrt_status st = mrt_graph_add_output(f->body, f->outputs[i], NULL, NULL);
         if (st) return mrt_fail_prefix(st, "function '%s': ", f->name);
     }
     return MRT_STATUS_OK;
