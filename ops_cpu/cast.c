@@ -145,13 +145,17 @@ static void format_number(char *buf, size_t len, mrt_dtype dt, const void *data,
         double v = mrt_load_f64(dt, data, i);
         if (isnan(v)) { snprintf(buf, len, "NaN"); return; }
         if (isinf(v)) { snprintf(buf, len, v < 0 ? "-INF" : "INF"); return; }
-        /* shortest text that reads back as the same value of the source type */
-        int max_digits = dt == MRT_DTYPE_DOUBLE ? 17 : 9;
-        for (int p = 1; p <= max_digits; p++) {
-            snprintf(buf, len, "%.*g", p, v);
+        /* the fewest significant digits that read back as the same value of the source type, written
+           plainly ("314.15926") unless the exponent is far from zero ("1e-05") */
+        int max_digits = dt == MRT_DTYPE_DOUBLE ? 17 : 9, p = 1;
+        for (; p < max_digits; p++) {
+            snprintf(buf, len, "%.*e", p - 1, v);
             double back = strtod(buf, NULL);
             if (dt == MRT_DTYPE_DOUBLE ? back == v : (float)back == (float)v) break;
         }
+        snprintf(buf, len, "%.*e", p - 1, v);
+        int e = atoi(strchr(buf, 'e') + 1);
+        if (e >= -4 && e < 16) snprintf(buf, len, "%.*f", p - 1 - e > 0 ? p - 1 - e : 0, v);
     }
 }
 
@@ -298,6 +302,25 @@ static mrt_status cast_tensor(mrt_op_ctx *ctx, const mrt_tensor *x, mrt_tensor *
     if (sdt == ddt) return mrt_mover_copy_all(ctx, y, x);
     if (is_plain(sdt) && is_plain(ddt)) {
         cast_plain(sdt, x->data, ddt, y->data, n);
+        return MRT_STATUS_OK;
+    }
+    /* the common mixed-precision casts (the engine's conversions round to nearest even, like the spec) */
+    if (sdt == MRT_DTYPE_FLOAT && (ddt == MRT_DTYPE_FLOAT16 || ddt == MRT_DTYPE_BFLOAT16)) {
+        const float *s = (const float *)x->data;
+        uint16_t *d = (uint16_t *)y->data;
+        if (ddt == MRT_DTYPE_FLOAT16)
+            for (int64_t i = 0; i < n; i++) d[i] = mrt_f32_to_f16(s[i]);
+        else
+            for (int64_t i = 0; i < n; i++) d[i] = mrt_f32_to_bf16(s[i]);
+        return MRT_STATUS_OK;
+    }
+    if (ddt == MRT_DTYPE_FLOAT && (sdt == MRT_DTYPE_FLOAT16 || sdt == MRT_DTYPE_BFLOAT16)) {
+        const uint16_t *s = (const uint16_t *)x->data;
+        float *d = (float *)y->data;
+        if (sdt == MRT_DTYPE_FLOAT16)
+            for (int64_t i = 0; i < n; i++) d[i] = mrt_f16_to_f32(s[i]);
+        else
+            for (int64_t i = 0; i < n; i++) d[i] = mrt_bf16_to_f32(s[i]);
         return MRT_STATUS_OK;
     }
     if (ddt == MRT_DTYPE_STRING) {

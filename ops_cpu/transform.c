@@ -119,21 +119,28 @@ static mrt_status mrt_cpu_concat(mrt_op_ctx *ctx)
 static mrt_status mrt_cpu_split(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
-    int axis = concat_axis(ctx, x->rank, "axis", 0);
+    int64_t *sizes = calloc((size_t)(ctx->n_outputs ? ctx->n_outputs : 1), sizeof *sizes);
+    if (!sizes) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int axis;
+    bool need_data;
+    mrt_status st = mrt_split_sizes(ctx, &axis, sizes, &need_data);
+    if (!st && need_data) st = mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "split sizes have no data at run time");
+    if (st) {
+        free(sizes);
+        return st;
+    }
     int64_t outer = 1, inner = 1, pos = 0, dim = x->shape[axis];
     for (int d = 0; d < axis; d++) outer *= x->shape[d];
     for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
     mrt_mover m = mrt_mover_of(x->dtype);
     for (int i = 0; i < ctx->n_outputs; i++) {
-        const mrt_value *v = ctx->outputs[i];
-        if (!v) continue;
-        /* omitted outputs still occupy their slot: sizes come from the declared shapes */
-        const mrt_tensor *y = &v->tensor;
-        int64_t block = y->shape[axis] * inner;
-        for (int64_t o = 0; block && o < outer; o++)
+        int64_t block = sizes[i] * inner;
+        mrt_tensor *y = mrt_output(ctx, i); /* NULL when omitted: its slice is skipped */
+        for (int64_t o = 0; y && block && o < outer; o++)
             mrt_mover_copy(&m, y->data, o * block, x->data, o * dim * inner + pos, block);
         pos += block;
     }
+    free(sizes);
     return mrt_mover_status(&m, ctx);
 }
 
