@@ -643,6 +643,13 @@ static mrt_status zip_entry_data(const uint8_t *b, size_t len, const zip_entry *
         *data = src;
     } else if (e->method == 8) {
         if (e->usize > SIZE_MAX / 2) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "%s: entry '%s' is too large", path, e->name);
+        /* deflate expands at most ~1032:1: a larger claimed size is a corrupt (or hostile) header */
+        if (e->usize > (uint64_t)e->csize * 1032 + 1024) {
+            snprintf(why, sizeof why, "entry '%s' claims %llu bytes from %llu compressed (impossible for deflate)",
+                     e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
+            return bad_zip(path, why);
+        }
+        MRT_TRY(mrt_check_alloc((size_t)e->usize, "an npz entry"));
         uint8_t *out = malloc(e->usize ? (size_t)e->usize : 1);
         if (!out) return oom("npz inflate");
         size_t got = 0;

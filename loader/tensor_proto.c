@@ -385,6 +385,11 @@ mrt_status mrt_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_d
         return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: a %s tensor cannot be stored in %s (expected %s)", what,
                         mrt_dtype_name(dt), src, typed_field_for(dt));
 
+    /* a typed field holds at most 4 elements per entry (int2/uint2 packing): refuse before allocating a
+       shape the data can't fill */
+    if (typed && numel > 0 && (uint64_t)numel > (uint64_t)counts[0] * 4)
+        return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: %s has %zu entries, shape %s of %s needs %lld elements", what,
+                        src, counts[0], shape_str(rank, tp->dims, sh, sizeof sh), mrt_dtype_name(dt), (long long)numel);
     MRT_TRY(mrt_tensor_alloc(out, dt, rank, tp->dims));
     mrt_status st = MRT_STATUS_OK;
     if (!src) {

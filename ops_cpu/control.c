@@ -141,6 +141,9 @@ static mrt_status mrt_cpu_loop(mrt_op_ctx *ctx)
     }
     bool cond = true;
     if (c_t) MRT_TRY(read_bool_scalar(ctx, "cond", c_t, &cond));
+    /* optional guard against hostile trip counts (the fuzzers set it): MRT_MAX_LOOP_ITERATIONS */
+    const char *lim_env = getenv("MRT_MAX_LOOP_ITERATIONS");
+    int64_t limit = lim_env && *lim_env ? strtoll(lim_env, NULL, 0) : -1;
 
     mrt_status st = MRT_STATUS_OK;
     mrt_value *in = calloc((size_t)n_carried + 2, sizeof *in);           /* body inputs */
@@ -163,6 +166,11 @@ static mrt_status mrt_cpu_loop(mrt_op_ctx *ctx)
         in[0] = mrt_value_from_tensor(iter_t);
         in[1] = mrt_value_from_tensor(cond_t);
         for (int i = 0; i < n_carried; i++) in[2 + i] = carried[i];
+        if (limit >= 0 && it >= limit) {
+            st = mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "more than MRT_MAX_LOOP_ITERATIONS=%lld iterations",
+                             (long long)limit);
+            break;
+        }
         st = mrt_op_run_subgraph(ctx, body, n_carried + 2, in, body->n_outputs, out);
         if (st) break;
         if (out[0].kind == MRT_VALUE_TENSOR) st = read_bool_scalar(ctx, "the body's cond output", &out[0].tensor, &cond);

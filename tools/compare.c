@@ -64,7 +64,10 @@ void compare_tensors(const mrt_tensor *a, const mrt_tensor *b, const compare_tol
             r->passed = bad == 0;
             r->count = n;
             r->fail_fraction = n ? (double)bad / (double)n : 0;
-            snprintf(r->reason, sizeof r->reason, r->passed ? "" : "%lld strings differ", (long long)bad);
+            if (r->passed)
+                r->reason[0] = '\0';
+            else
+                snprintf(r->reason, sizeof r->reason, "%lld strings differ", (long long)bad);
         }
         return;
     }

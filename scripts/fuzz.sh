@@ -1,0 +1,44 @@
+#!/bin/sh
+# Build the libFuzzer targets with clang and run each for SECONDS (default 30) on seed corpora taken from the
+# ONNX conformance data and the test fixtures. New crashes are written to build-fuzz/crashes/<target>/.
+# usage: sh scripts/fuzz.sh [SECONDS] [TARGET...]   (see tests/fuzz/README.md for long runs)
+set -eu
+cd "$(dirname "$0")/.."
+secs="${1:-30}"
+[ $# -gt 0 ] && shift
+targets="${*:-fuzz_model fuzz_npy fuzz_npz fuzz_tensor_proto}"
+command -v clang >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; }
+sh scripts/install-deps.sh
+CC=clang cmake -S . -B build-fuzz -DMRT_FUZZ=ON -DMRT_CUDA=OFF -DMRT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j"$(nproc)" >/dev/null
+onnx="${MRT_ONNX_TESTS_DIR:-../shared/onnx-tests}"
+work=build-fuzz/corpus
+mkdir -p "$work" build-fuzz/crashes
+seed() { # target, then files to copy as seeds (once)
+    t="$1"; shift
+    mkdir -p "$work/$t"
+    [ -n "$(ls -A "$work/$t" 2>/dev/null)" ] && return 0
+    for f in "$@"; do [ -f "$f" ] && cp "$f" "$work/$t/$(echo "$f" | tr '/' '_')"; done
+    return 0
+}
+status=0
+for t in $targets; do
+    case "$t" in
+    fuzz_model) seed "$t" "$onnx"/node/test_*/model.onnx "$onnx"/simple/*/model.onnx models/*.onnx tests/fuzz/regressions/model/* ;;
+    fuzz_tensor_proto) seed "$t" "$onnx"/node/test_[a-m]*/test_data_set_0/*.pb tests/fuzz/regressions/tensor_proto/* ;;
+    fuzz_npy) seed "$t" models/*.npy models/fixtures/*/*.npy tests/fuzz/regressions/npy/* ;;
+    fuzz_npz) seed "$t" tests/fuzz/seeds/npz/*.npz tests/fuzz/regressions/npz/* ;;
+    esac
+    mkdir -p "build-fuzz/crashes/$t"
+    echo "== $t: ${secs}s"
+    if ! build-fuzz/tests/fuzz/"$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1000000 \
+        -dict=tests/fuzz/onnx.dict -artifact_prefix="build-fuzz/crashes/$t/" -print_final_stats=1 \
+        "$work/$t" 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" ; then
+        :
+    fi
+    if [ -n "$(ls -A "build-fuzz/crashes/$t" 2>/dev/null)" ]; then
+        echo "$t: crash/leak/timeout inputs in build-fuzz/crashes/$t"
+        status=1
+    fi
+done
+exit $status
