@@ -230,7 +230,7 @@ mrt_tensor th_from_f64(mrt_dtype dt, int rank, const int64_t *shape, const doubl
         memset(&t, 0, sizeof t);
         return t;
     }
-    int64_t n = mrt_tensor_numel(&t);
+    int64_t n = vals ? mrt_tensor_numel(&t) : 0; /* NULL: zero-filled */
     for (int64_t i = 0; i < n; i++) {
         if (mrt_dtype_is_float(dt))
             mrt_store_f64(dt, t.data, i, vals[i]);

@@ -1,0 +1,44 @@
+/* CPU kernel: Dropout (1, 6, 7, 10, 12, 13, 22). In inference (training_mode absent or false, or ratio 0) the
+   output is the input and the mask is all true. In training mode with ratio > 0, elements are dropped with a
+   deterministic generator seeded by the `seed` attribute (0 when absent) and kept ones scaled by 1/(1-ratio):
+   the same model and inputs always give the same mask, but not the mask another engine draws. */
+#include <string.h>
+
+#include "engine/registry.h"
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static mrt_status mrt_cpu_dropout(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *ratio_t = mrt_input(ctx, 1), *train_t = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0), *mask = mrt_output(ctx, 1);
+    double ratio = ratio_t ? mrt_load_f64(ratio_t->dtype, ratio_t->data, 0) : mrt_attr_float(ctx, "ratio", 0.5f);
+    bool training = train_t ? mrt_load_i64(train_t->dtype, train_t->data, 0) != 0
+                            : ctx->opset < 7 && mrt_attr_int(ctx, "is_test", 0) == 0;
+    if (!(ratio >= 0 && ratio < 1)) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "ratio %g is not in [0, 1)", ratio);
+    int64_t n = mrt_tensor_numel(x);
+    if (!training || ratio == 0) {
+        memcpy(y->data, x->data, mrt_tensor_nbytes(x));
+        for (int64_t i = 0; mask && i < n; i++) mrt_store_f64(mask->dtype, mask->data, i, 1.0);
+        return MRT_STATUS_OK;
+    }
+    uint64_t state = (uint64_t)mrt_attr_int(ctx, "seed", 0);
+    double scale = 1.0 / (1.0 - ratio);
+    for (int64_t i = 0; i < n; i++) {
+        bool keep = (double)(splitmix64(&state) >> 11) / 9007199254740992.0 >= ratio;
+        mrt_store_f64(y->dtype, y->data, i, keep ? mrt_load_f64(x->dtype, x->data, i) * scale : 0.0);
+        if (mask) mrt_store_f64(mask->dtype, mask->data, i, keep);
+    }
+    return MRT_STATUS_OK;
+}
+
+const mrt_kernel mrt_cpu_kernels_dropout[] = {
+    {"", "Dropout", 1, mrt_cpu_dropout, NULL},
+    {0},
+};
