@@ -33,6 +33,15 @@ EXPORT="$HERE/../../models/scripts/export_models.py"
 PY=${MRT_TORCH_PYTHON:-/usr/bin/python3}
 RTOL=${MRT_MODEL_RTOL:-1e-4}
 RTOL64=${MRT_MODEL_RTOL_FP64:-1e-7}
+# Models whose exported weights and constants are exactly PyTorch's: the float64 oracle must agree with
+# PyTorch's float64 run to 1e-9 (the accuracy issue's bar). Swin's exporter stores some constants (GELU's
+# sqrt(2), LayerNorm epsilon) as float32, so those models keep the looser default.
+rtol64_for() {
+    case "$1" in
+    resnet18|mobilenet_v2|efficientnet_b0|transformer_encoder|dcnv2) echo "${MRT_MODEL_RTOL_FP64:-1e-9}" ;;
+    *) echo "$RTOL64" ;;
+    esac
+}
 ALL="resnet18 mobilenet_v2 efficientnet_b0 swin_t transformer_encoder dcnv2 swin_block_slice swin_block_roll"
 MODELS=${MRT_MODEL_TESTS:-$ALL}
 
@@ -107,7 +116,7 @@ for m in $MODELS; do
                 if "$MINIRT" run "$OUTDIR/$m.onnx" --input "$OUTDIR/${m}_input.npy" --output-dir "$out/fp64" \
                     $fp64_flag ${MRT_MINIRT_ARGS:-} >"$out/fp64/log.txt" 2>&1; then
                     line="$line
-$("$NPY_CLOSE" --rtol "$RTOL64" --name "$m (fp64)" "$out/fp64/output.npy" "$OUTDIR/${m}_torch_fp64.npy" 2>&1)"
+$("$NPY_CLOSE" --rtol "$(rtol64_for "$m")" --name "$m (fp64)" "$out/fp64/output.npy" "$OUTDIR/${m}_torch_fp64.npy" 2>&1)"
                 else
                     line="$line
 $m (fp64): FAIL: minirt run --precision fp64 failed: $(tail -n 1 "$out/fp64/log.txt")"
