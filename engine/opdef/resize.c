@@ -1,0 +1,145 @@
+/* Opdefs for Resize (10, 11, 13, 18, 19) and Upsample (7, 9): output sizes from scales or sizes, with axes and
+   keep_aspect_ratio_policy (18+). The shared size computation is in resize.h so the kernel agrees exactly. */
+#include "engine/opdef/resize.h"
+
+#include <math.h>
+#include <string.h>
+
+static mrt_status read_floats(const mrt_op_ctx *ctx, const mrt_tensor *t, double *v, int64_t max, int64_t *n)
+{
+    *n = t ? mrt_tensor_numel(t) : 0;
+    if (*n > max) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "too many scales/roi values (%lld)", (long long)*n);
+    for (int64_t i = 0; i < *n; i++) v[i] = mrt_load_f64(t->dtype, t->data, i);
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_resize_plan(mrt_op_ctx *ctx, mrt_resize_geometry *g, bool *need_data)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    bool upsample = strcmp(ctx->node->op_type, "Upsample") == 0;
+    *need_data = false;
+    if (!x) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input 'X' is missing");
+    int r = x->rank;
+    memset(g, 0, sizeof *g);
+    g->rank = r;
+    for (int d = 0; d < r; d++) {
+        g->scale[d] = 1;
+        g->out[d] = x->shape[d];
+        g->roi_start[d] = 0;
+        g->roi_end[d] = 1;
+    }
+    /* which inputs carry what, by version */
+    const mrt_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
+    double attr_scales[MRT_MAX_RANK];
+    int64_t n_attr_scales = 0;
+    if (upsample && ctx->opset < 9) {
+        const float *fs;
+        mrt_attr_floats(ctx, "scales", &fs, &n_attr_scales);
+        if (n_attr_scales > MRT_MAX_RANK) n_attr_scales = MRT_MAX_RANK + 1;
+        for (int64_t i = 0; i < n_attr_scales && i < MRT_MAX_RANK; i++) attr_scales[i] = fs[i];
+    } else if (upsample || ctx->opset < 11) {
+        scales = mrt_input(ctx, 1);
+    } else {
+        roi = mrt_input(ctx, 1);
+        scales = mrt_input(ctx, 2);
+        sizes = mrt_input(ctx, 3);
+        if (scales && mrt_tensor_numel(scales) == 0) scales = NULL; /* an empty tensor stands for "not given" */
+        if (sizes && mrt_tensor_numel(sizes) == 0) sizes = NULL;
+        if (roi && mrt_tensor_numel(roi) == 0) roi = NULL;
+    }
+    if ((scales && !scales->data) || (sizes && !sizes->data) || (roi && !roi->data)) {
+        *need_data = true;
+        return MRT_STATUS_OK;
+    }
+    /* axes (18+): scales/sizes/roi list only these axes */
+    int axes[MRT_MAX_RANK], n_axes = r;
+    const int64_t *av;
+    int64_t an = 0;
+    if (ctx->opset >= 18 && mrt_attr_ints(ctx, "axes", &av, &an)) {
+        if (an > r) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "'axes' has %lld entries for rank %d", (long long)an, r);
+        n_axes = (int)an;
+        for (int i = 0; i < n_axes; i++) MRT_TRY(mrt_normalize_axis(ctx, "axes", av[i], r, &axes[i]));
+    } else {
+        for (int i = 0; i < r; i++) axes[i] = i;
+    }
+    double v[2 * MRT_MAX_RANK];
+    int64_t n;
+    if (roi) {
+        MRT_TRY(read_floats(ctx, roi, v, 2 * MRT_MAX_RANK, &n));
+        if (n != 2 * n_axes)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "'roi' has %lld values, expected %d", (long long)n, 2 * n_axes);
+        for (int i = 0; i < n_axes; i++) {
+            g->roi_start[axes[i]] = v[i];
+            g->roi_end[axes[i]] = v[n_axes + i];
+        }
+    }
+    bool tf_crop = strcmp(mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize") == 0;
+    if (sizes) {
+        if (scales) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "give either 'scales' or 'sizes', not both");
+        int64_t s[MRT_MAX_RANK];
+        MRT_TRY(mrt_tensor_read_ints(ctx, "'sizes'", sizes, s, MRT_MAX_RANK, &n));
+        if (n != n_axes)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "'sizes' has %lld values, expected %d", (long long)n, n_axes);
+        const char *policy = mrt_attr_string(ctx, "keep_aspect_ratio_policy", "stretch");
+        bool stretch = ctx->opset < 18 || strcmp(policy, "stretch") == 0;
+        if (!stretch && strcmp(policy, "not_larger") && strcmp(policy, "not_smaller"))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "keep_aspect_ratio_policy '%s' is unknown", policy);
+        double common = strcmp(policy, "not_larger") == 0 ? INFINITY : 0;
+        for (int i = 0; i < n_axes; i++) {
+            if (s[i] < 0) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "'sizes' has a negative value");
+            double sc = x->shape[axes[i]] ? (double)s[i] / (double)x->shape[axes[i]] : 1;
+            common = strcmp(policy, "not_larger") == 0 ? fmin(common, sc) : fmax(common, sc);
+        }
+        for (int i = 0; i < n_axes; i++) {
+            int a = axes[i];
+            if (stretch) {
+                g->out[a] = s[i];
+                g->scale[a] = x->shape[a] ? (double)s[i] / (double)x->shape[a] : 1;
+            } else {
+                g->scale[a] = common;
+                g->out[a] = (int64_t)floor(common * (double)x->shape[a] + 0.5);
+            }
+        }
+    } else {
+        int64_t ns = n_attr_scales;
+        if (scales) MRT_TRY(read_floats(ctx, scales, v, MRT_MAX_RANK, &ns));
+        else
+            for (int64_t i = 0; i < ns && i < MRT_MAX_RANK; i++) v[i] = attr_scales[i];
+        if (!scales && !n_attr_scales)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "neither 'scales' nor 'sizes' is given");
+        if (ns != n_axes)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "'scales' has %lld values, expected %d", (long long)ns, n_axes);
+        for (int i = 0; i < n_axes; i++) {
+            int a = axes[i];
+            if (!(v[i] > 0)) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "scale %g on axis %d must be positive", v[i], a);
+            g->scale[a] = v[i];
+            double len = (double)x->shape[a] * (tf_crop ? g->roi_end[a] - g->roi_start[a] : 1.0);
+            g->out[a] = (int64_t)floor(len * v[i]);
+        }
+    }
+    return MRT_STATUS_OK;
+}
+
+static mrt_status infer_resize(mrt_op_ctx *ctx)
+{
+    mrt_resize_geometry g;
+    bool need;
+    MRT_TRY(mrt_resize_plan(ctx, &g, &need));
+    if (need) return mrt_infer_dynamic(ctx);
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    const char *mode = mrt_attr_string(ctx, "mode", "nearest");
+    if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic") && strcmp(mode, "bilinear"))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "mode '%s' is not nearest, linear or cubic", mode);
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, g.out);
+}
+
+const mrt_opdef mrt_opdefs_resize[] = {
+    {"", "Upsample", 7, 1, 1, 1, 1, infer_resize, 0},
+    {"", "Upsample", 9, 2, 2, 1, 1, infer_resize, 0},
+    {"", "Resize", 10, 2, 2, 1, 1, infer_resize, 0},
+    {"", "Resize", 11, 1, 4, 1, 1, infer_resize, 0},
+    {"", "Resize", 13, 1, 4, 1, 1, infer_resize, 0},
+    {"", "Resize", 18, 1, 4, 1, 1, infer_resize, 0},
+    {"", "Resize", 19, 1, 4, 1, 1, infer_resize, 0},
+    {0},
+};

@@ -1,0 +1,172 @@
+/* CPU kernel: Resize (10, 11, 13, 18, 19) and Upsample (7, 9), N-D and separable: for every axis and output
+   coordinate, a list of (source index, weight) neighbours (1 for nearest, 2 for linear, 4 for cubic), then each
+   output element sums over the product of its axes' lists. Every coordinate_transformation_mode, nearest_mode,
+   cubic_coeff_a, exclude_outside, extrapolation_value (tf_crop_and_resize), axes and keep_aspect_ratio_policy.
+   Limits: antialias=1 is refused (NOT_IMPLEMENTED). Computed in double. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/opdef/resize.h"
+
+typedef struct axis_table {
+    int n;              /* neighbours per output coordinate (1, 2 or 4) */
+    int64_t *idx;       /* [out * n] */
+    double *w;          /* [out * n] */
+    unsigned char *out_of_range; /* [out]: tf_crop_and_resize sample outside the input */
+} axis_table;
+
+static double cubic_weight(double t, double a)
+{
+    t = fabs(t);
+    if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+    if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    return 0;
+}
+
+/* The spec's "length_resized" is scale * input length, not rounded (the integer size only for tf_crop_and_resize
+   and half_pixel_symmetric's adjustment). */
+static double source_coord(const char *mode, double o, double scale, int64_t in, int64_t out, double start, double end,
+                           bool *outside)
+{
+    double len_resized = scale * (double)in;
+    *outside = false;
+    if (strcmp(mode, "half_pixel") == 0) return (o + 0.5) / scale - 0.5;
+    if (strcmp(mode, "pytorch_half_pixel") == 0) return len_resized > 1 ? (o + 0.5) / scale - 0.5 : 0;
+    if (strcmp(mode, "align_corners") == 0) return len_resized == 1 ? 0 : o * (double)(in - 1) / (len_resized - 1);
+    if (strcmp(mode, "asymmetric") == 0) return o / scale;
+    if (strcmp(mode, "half_pixel_symmetric") == 0) {
+        double adjustment = (double)out / len_resized, center = (double)in / 2;
+        return center * (1 - adjustment) + (o + 0.5) / scale - 0.5;
+    }
+    /* tf_crop_and_resize */
+    double x = out > 1 ? start * (double)(in - 1) + o * (end - start) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (start + end) * (double)(in - 1);
+    *outside = x < 0 || x > (double)(in - 1);
+    return x;
+}
+
+static int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
+
+static mrt_status build_axis(mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t out, double scale, double start,
+                             double end, const char *coord, const char *mode, const char *nearest_mode)
+{
+    t->n = strcmp(mode, "nearest") == 0 ? 1 : strcmp(mode, "cubic") == 0 ? 4 : 2;
+    bool identity = in == out && scale == 1.0 && strcmp(coord, "tf_crop_and_resize") != 0;
+    if (identity) t->n = 1; /* an untouched axis (batch, channels): exact copy */
+    size_t m = (size_t)(out ? out : 1) * (size_t)t->n;
+    t->idx = malloc(m * sizeof *t->idx);
+    t->w = malloc(m * sizeof *t->w);
+    t->out_of_range = calloc((size_t)(out ? out : 1), 1);
+    if (!t->idx || !t->w || !t->out_of_range) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    double a = mrt_attr_float(ctx, "cubic_coeff_a", -0.75f);
+    bool exclude = mrt_attr_int(ctx, "exclude_outside", 0) != 0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t *ix = &t->idx[o * t->n];
+        double *w = &t->w[o * t->n];
+        if (identity) {
+            ix[0] = o;
+            w[0] = 1;
+            continue;
+        }
+        bool outside;
+        double x = source_coord(coord, (double)o, scale, in, out, start, end, &outside);
+        t->out_of_range[o] = outside;
+        if (t->n == 1) {
+            double f = floor(x), frac = x - f;
+            int64_t i;
+            if (strcmp(nearest_mode, "floor") == 0) i = (int64_t)f;
+            else if (strcmp(nearest_mode, "ceil") == 0) i = (int64_t)ceil(x);
+            else if (strcmp(nearest_mode, "round_prefer_ceil") == 0) i = frac == 0.5 ? (int64_t)f + 1 : (int64_t)floor(x + 0.5);
+            else i = frac == 0.5 ? (int64_t)f : (int64_t)floor(x + 0.5); /* round_prefer_floor */
+            ix[0] = clamp_index(i, in);
+            w[0] = 1;
+        } else if (t->n == 2) {
+            double f = floor(x), frac = x - f;
+            ix[0] = clamp_index((int64_t)f, in);
+            ix[1] = clamp_index((int64_t)f + 1, in);
+            w[0] = 1 - frac;
+            w[1] = frac;
+        } else {
+            double f = floor(x), frac = x - f, sum = 0;
+            for (int k = 0; k < 4; k++) {
+                int64_t i = (int64_t)f - 1 + k;
+                w[k] = cubic_weight(frac - (k - 1), a);
+                if (exclude && (i < 0 || i >= in)) w[k] = 0;
+                ix[k] = clamp_index(i, in);
+                sum += w[k];
+            }
+            if (exclude && sum != 0)
+                for (int k = 0; k < 4; k++) w[k] /= sum;
+        }
+    }
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    mrt_resize_geometry g;
+    bool need;
+    MRT_TRY(mrt_resize_plan(ctx, &g, &need));
+    bool legacy = strcmp(ctx->node->op_type, "Upsample") == 0 || ctx->opset < 11;
+    const char *mode = mrt_attr_string(ctx, "mode", "nearest");
+    if (strcmp(mode, "bilinear") == 0) mode = "linear"; /* Upsample-7's spelling */
+    const char *coord = legacy ? "asymmetric" : mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel");
+    const char *nearest_mode = legacy ? "floor" : mrt_attr_string(ctx, "nearest_mode", "round_prefer_floor");
+    if (ctx->opset >= 18 && mrt_attr_int(ctx, "antialias", 0) && strcmp(mode, "nearest") != 0)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "antialias=1 is not implemented");
+    if (x->dtype == MRT_DTYPE_STRING || x->dtype == MRT_DTYPE_BOOL)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s", mrt_dtype_name(x->dtype));
+    double extrapolation = mrt_attr_float(ctx, "extrapolation_value", 0.0f);
+    int r = x->rank;
+    axis_table tab[MRT_MAX_RANK];
+    memset(tab, 0, sizeof tab);
+    mrt_status st = MRT_STATUS_OK;
+    for (int d = 0; d < r && !st; d++)
+        st = build_axis(ctx, &tab[d], x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], coord, mode,
+                        nearest_mode);
+    int64_t in_strides[MRT_MAX_RANK], o_idx[MRT_MAX_RANK] = {0}, n_out = mrt_tensor_numel(y);
+    mrt_shape_strides(r, x->shape, in_strides);
+    bool fl = mrt_dtype_is_float(x->dtype);
+    for (int64_t e = 0; !st && e < n_out && mrt_tensor_numel(x) > 0; e++) {
+        bool outside = false;
+        for (int d = 0; d < r; d++) outside |= tab[d].out_of_range[o_idx[d]];
+        double acc = 0;
+        if (outside) {
+            acc = extrapolation;
+        } else {
+            /* sum over every combination of the axes' neighbours */
+            int k[MRT_MAX_RANK] = {0};
+            for (;;) {
+                double w = 1;
+                int64_t src = 0;
+                for (int d = 0; d < r; d++) {
+                    int64_t at = o_idx[d] * tab[d].n + k[d];
+                    w *= tab[d].w[at];
+                    src += tab[d].idx[at] * in_strides[d];
+                }
+                if (w != 0) acc += w * mrt_load_f64(x->dtype, x->data, src);
+                int d = r - 1;
+                while (d >= 0 && ++k[d] == tab[d].n) k[d--] = 0;
+                if (d < 0) break;
+            }
+        }
+        if (fl) mrt_store_f64(y->dtype, y->data, e, acc);
+        else mrt_store_i64(y->dtype, y->data, e, (int64_t)nearbyint(acc));
+        for (int d = r - 1; d >= 0 && ++o_idx[d] == y->shape[d]; d--) o_idx[d] = 0;
+    }
+    for (int d = 0; d < r; d++) {
+        free(tab[d].idx);
+        free(tab[d].w);
+        free(tab[d].out_of_range);
+    }
+    return st;
+}
+
+const mrt_kernel mrt_cpu_kernels_resize[] = {
+    {"", "Upsample", 7, mrt_cpu_resize, NULL},
+    {"", "Resize", 10, mrt_cpu_resize, NULL},
+    {0},
+};

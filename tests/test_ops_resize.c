@@ -1,0 +1,97 @@
+/* Resize against a direct 2-D float64 reference (bilinear half_pixel and align_corners, nearest asymmetric),
+ * written per output pixel from the spec's formulas. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static double at(const double *x, int64_t h, int64_t w, int64_t i, int64_t j)
+{
+    i = i < 0 ? 0 : i >= h ? h - 1 : i;
+    j = j < 0 ? 0 : j >= w ? w - 1 : j;
+    return x[i * w + j];
+}
+
+static void reference(const double *x, int64_t h, int64_t w, int64_t oh, int64_t ow, double sh, double sw,
+                      const char *mode, const char *coord, double *y)
+{
+    for (int64_t i = 0; i < oh; i++)
+        for (int64_t j = 0; j < ow; j++) {
+            double yi, xj;
+            if (strcmp(coord, "align_corners") == 0) {
+                yi = sh * h == 1 ? 0 : (double)i * (h - 1) / (sh * h - 1);
+                xj = sw * w == 1 ? 0 : (double)j * (w - 1) / (sw * w - 1);
+            } else if (strcmp(coord, "asymmetric") == 0) {
+                yi = i / sh;
+                xj = j / sw;
+            } else {
+                yi = (i + 0.5) / sh - 0.5;
+                xj = (j + 0.5) / sw - 0.5;
+            }
+            if (strcmp(mode, "nearest") == 0) {
+                y[i * ow + j] = at(x, h, w, (int64_t)floor(yi), (int64_t)floor(xj)); /* floor for whole-number ratios */
+                continue;
+            }
+            double fy = floor(yi), fx = floor(xj), dy = yi - fy, dx = xj - fx;
+            y[i * ow + j] = (1 - dy) * (1 - dx) * at(x, h, w, (int64_t)fy, (int64_t)fx) +
+                            (1 - dy) * dx * at(x, h, w, (int64_t)fy, (int64_t)fx + 1) +
+                            dy * (1 - dx) * at(x, h, w, (int64_t)fy + 1, (int64_t)fx) +
+                            dy * dx * at(x, h, w, (int64_t)fy + 1, (int64_t)fx + 1);
+        }
+}
+
+Test(resize, bilinear_and_nearest_against_reference)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("resize.2d"));
+    const char *cases[][3] = {{"linear", "half_pixel", "floor"}, {"linear", "align_corners", "floor"},
+                              {"nearest", "asymmetric", "floor"}};
+    for (int iter = 0; iter < 30; iter++) {
+        const char **cs = cases[iter % 3];
+        int64_t h = th_rng_int(&r, 1, 6), w = th_rng_int(&r, 1, 6);
+        double sh = iter % 3 == 2 ? (double)th_rng_int(&r, 1, 3) : th_rng_uniform(&r, 0.5, 3);
+        double sw = iter % 3 == 2 ? (double)th_rng_int(&r, 1, 3) : th_rng_uniform(&r, 0.5, 3);
+        int64_t oh = (int64_t)floor(h * sh), ow = (int64_t)floor(w * sw);
+        int64_t shape[4] = {1, 1, h, w}, oshape[4] = {1, 1, oh, ow};
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_DOUBLE, 4, shape, -1, 1), y;
+        mrt_tensor sc = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){4}, (double[]){1, 1, sh, sw});
+        /* the reference uses the float32 scales the op sees */
+        sh = ((float *)sc.data)[2];
+        sw = ((float *)sc.data)[3];
+        th_case *c = th_begin("Resize", "", 13);
+        th_input(c, &x);
+        th_input_absent(c);
+        th_input(c, &sc);
+        th_attr_string(c, "mode", cs[0]);
+        th_attr_string(c, "coordinate_transformation_mode", cs[1]);
+        th_attr_string(c, "nearest_mode", cs[2]);
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        double *want = malloc((size_t)(oh * ow + 1) * sizeof(double));
+        reference(x.data, h, w, oh, ow, sh, sw, cs[0], cs[1], want);
+        char why[256];
+        cr_assert(th_check_f64(&y, want, 4, oshape, 1e-24, 1e-12, 1e-12, why, sizeof why), "%s/%s %lldx%lld x%.3fx%.3f: %s",
+                  cs[0], cs[1], (long long)h, (long long)w, sh, sw, why);
+        free(want);
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&sc);
+        th_free(c);
+    }
+}
+
+Test(resize, scales_of_the_wrong_length_are_refused)
+{
+    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4}), y;
+    mrt_tensor sc = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){3}, (double[]){1, 2, 2});
+    th_case *c = th_begin("Resize", "", 13);
+    th_input(c, &x);
+    th_input_absent(c);
+    th_input_const(c, &sc);
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL);
+    cr_assert(strstr(mrt_last_error(), "'scales' has 3 values, expected 2"), "%s", mrt_last_error());
+    th_free(c);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&sc);
+}
