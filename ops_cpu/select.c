@@ -1,4 +1,6 @@
-/* CPU kernels: TopK (1, 10, 11, 24; ties keep the lower index first; NaN counts as the largest value),
+/* CPU kernels: TopK (1, 10, 11, 24; ties keep the lower index first; NaN counts as the largest value), Unique (11:
+   flattened or along an axis, sorted or in first-occurrence order, with indices, inverse_indices and counts),
+   CenterCropPad (18: crop or zero-pad each axis around its centre, the extra element going to the end),
    CumProd (26), Shrink (9), BitCast (26, equal widths). Values go through the dtype helpers in double/int64, exact
    for every integer type (uint64 compared as unsigned). */
 #include <math.h>
@@ -143,8 +145,162 @@ static mrt_status mrt_cpu_bitcast(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+static mrt_status mrt_cpu_center_crop_pad(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int r = x->rank;
+    int64_t shift[MRT_MAX_RANK], xs[MRT_MAX_RANK], idx[MRT_MAX_RANK] = {0}, n = mrt_tensor_numel(y);
+    for (int d = 0; d < r; d++) /* source = output + shift (crop: shift > 0; pad: shift < 0) */
+        shift[d] = x->shape[d] >= y->shape[d] ? (x->shape[d] - y->shape[d]) / 2 : -((y->shape[d] - x->shape[d]) / 2);
+    mrt_shape_strides(r, x->shape, xs);
+    size_t esz = (size_t)mrt_dtype_bits(x->dtype) / 8;
+    if (x->dtype == MRT_DTYPE_STRING || mrt_dtype_bits(x->dtype) < 8)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s", mrt_dtype_name(x->dtype));
+    for (int64_t e = 0; e < n; e++) {
+        int64_t src = 0;
+        bool inside = true;
+        for (int d = 0; d < r && inside; d++) {
+            int64_t s = idx[d] + shift[d];
+            inside = s >= 0 && s < x->shape[d];
+            src += s * xs[d];
+        }
+        if (inside) memcpy((char *)y->data + (size_t)e * esz, (const char *)x->data + (size_t)src * esz, esz);
+        for (int d = r - 1; d >= 0 && ++idx[d] == y->shape[d]; d--) idx[d] = 0;
+    }
+    return MRT_STATUS_OK;
+}
+
+/* ---- Unique: slices j of a [outer, len, inner] view are compared lexicographically */
+
+typedef struct unique_view {
+    const mrt_tensor *x;
+    int64_t outer, len, inner;
+} unique_view;
+
+static int cmp_slices(const unique_view *v, int64_t a, int64_t b)
+{
+    bool fl = mrt_dtype_is_float(v->x->dtype), u64 = v->x->dtype == MRT_DTYPE_UINT64;
+    for (int64_t o = 0; o < v->outer; o++)
+        for (int64_t i = 0; i < v->inner; i++) {
+            int64_t pa = (o * v->len + a) * v->inner + i, pb = (o * v->len + b) * v->inner + i;
+            int c;
+            if (fl) {
+                double x = mrt_load_f64(v->x->dtype, v->x->data, pa), y = mrt_load_f64(v->x->dtype, v->x->data, pb);
+                c = (x > y) - (x < y);
+            } else if (u64) {
+                uint64_t x = ((const uint64_t *)v->x->data)[pa], y = ((const uint64_t *)v->x->data)[pb];
+                c = (x > y) - (x < y);
+            } else {
+                int64_t x = mrt_load_i64(v->x->dtype, v->x->data, pa), y = mrt_load_i64(v->x->dtype, v->x->data, pb);
+                c = (x > y) - (x < y);
+            }
+            if (c) return c;
+        }
+    return 0;
+}
+
+/* stable merge sort of slice ids by content (equal slices keep first-occurrence order) */
+static void sort_ids(const unique_view *v, int64_t *ids, int64_t *tmp, int64_t n)
+{
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) tmp[k++] = cmp_slices(v, ids[b], ids[a]) < 0 ? ids[b++] : ids[a++];
+            while (a < mid) tmp[k++] = ids[a++];
+            while (b < hi) tmp[k++] = ids[b++];
+        }
+        memcpy(ids, tmp, (size_t)n * sizeof *ids);
+    }
+}
+
+static mrt_status mrt_cpu_unique(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    bool has_axis = mrt_node_attr(ctx->node, "axis") != NULL, sorted = mrt_attr_int(ctx, "sorted", 1) != 0;
+    int axis = 0;
+    unique_view v = {x, 1, mrt_tensor_numel(x), 1};
+    if (has_axis) {
+        MRT_TRY(mrt_normalize_axis(ctx, "axis", mrt_attr_int(ctx, "axis", 0), x->rank, &axis));
+        v.len = x->shape[axis];
+        for (int d = 0; d < axis; d++) v.outer *= x->shape[d];
+        for (int d = axis + 1; d < x->rank; d++) v.inner *= x->shape[d];
+    }
+    int64_t len = v.len, n_u = 0;
+    int64_t *ids = malloc((size_t)(len + 1) * sizeof *ids), *tmp = malloc((size_t)(len + 1) * sizeof *tmp);
+    int64_t *first = malloc((size_t)(len + 1) * sizeof *first), *inverse = malloc((size_t)(len + 1) * sizeof *inverse);
+    int64_t *counts = calloc((size_t)(len + 1), sizeof *counts);
+    mrt_status st = ids && tmp && first && inverse && counts ? MRT_STATUS_OK
+                                                              : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!st) {
+        for (int64_t j = 0; j < len; j++) ids[j] = j;
+        sort_ids(&v, ids, tmp, len);
+        /* groups of equal slices; each group's first id (stable sort) is its first occurrence */
+        int64_t *group_of = tmp;
+        for (int64_t k = 0; k < len; k++) {
+            if (k == 0 || cmp_slices(&v, ids[k], ids[k - 1]) != 0) first[n_u++] = ids[k];
+            group_of[ids[k]] = n_u - 1;
+        }
+        if (!sorted) { /* renumber groups by first occurrence */
+            int64_t *order = ids; /* reuse: groups sorted by their first index */
+            for (int64_t g = 0; g < n_u; g++) order[g] = g;
+            for (int64_t a = 1; a < n_u; a++) {
+                int64_t g = order[a], b = a - 1;
+                while (b >= 0 && first[order[b]] > first[g]) {
+                    order[b + 1] = order[b];
+                    b--;
+                }
+                order[b + 1] = g;
+            }
+            int64_t *rank_of = counts; /* temporarily */
+            for (int64_t k = 0; k < n_u; k++) rank_of[order[k]] = k;
+            int64_t *nf = malloc((size_t)(n_u + 1) * sizeof *nf);
+            if (!nf) st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            for (int64_t k = 0; !st && k < n_u; k++) nf[rank_of[k]] = first[k];
+            for (int64_t j = 0; !st && j < len; j++) group_of[j] = rank_of[group_of[j]];
+            if (!st) memcpy(first, nf, (size_t)n_u * sizeof *first);
+            free(nf);
+            memset(counts, 0, (size_t)(len + 1) * sizeof *counts);
+        }
+        for (int64_t j = 0; !st && j < len; j++) {
+            inverse[j] = group_of[j];
+            counts[group_of[j]]++;
+        }
+    }
+    int64_t shape[MRT_MAX_RANK];
+    mrt_tensor *y = NULL, *t;
+    if (!st) {
+        if (has_axis) {
+            memcpy(shape, x->shape, (size_t)x->rank * sizeof *shape);
+            shape[axis] = n_u;
+            st = mrt_output_alloc(ctx, 0, x->dtype, x->rank, shape, &y);
+        } else {
+            st = mrt_output_alloc(ctx, 0, x->dtype, 1, &n_u, &y);
+        }
+    }
+    size_t esz = (size_t)mrt_dtype_bits(x->dtype) / 8;
+    for (int64_t g = 0; !st && y && g < n_u; g++)
+        for (int64_t o = 0; o < v.outer; o++)
+            memcpy((char *)y->data + (size_t)((o * n_u + g) * v.inner) * esz,
+                   (const char *)x->data + (size_t)((o * len + first[g]) * v.inner) * esz, (size_t)v.inner * esz);
+    const int64_t *srcs[3] = {first, inverse, counts};
+    int64_t lens[3] = {n_u, len, n_u};
+    for (int k = 0; !st && k < 3; k++) {
+        st = mrt_output_alloc(ctx, k + 1, MRT_DTYPE_INT64, 1, &lens[k], &t);
+        if (!st && t) memcpy(t->data, srcs[k], (size_t)lens[k] * sizeof(int64_t));
+    }
+    free(ids);
+    free(tmp);
+    free(first);
+    free(inverse);
+    free(counts);
+    return st;
+}
+
 const mrt_kernel mrt_cpu_kernels_select[] = {
     {"", "TopK", 1, mrt_cpu_topk, NULL},
+    {"", "Unique", 11, mrt_cpu_unique, NULL},
+    {"", "CenterCropPad", 18, mrt_cpu_center_crop_pad, NULL},
     {"", "CumProd", 26, mrt_cpu_cumprod, NULL},
     {"", "Shrink", 9, mrt_cpu_shrink, NULL},
     {"", "BitCast", 26, mrt_cpu_bitcast, NULL},
