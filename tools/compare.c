@@ -28,7 +28,7 @@ static double quantile_sorted(const double *v, int64_t n, double q)
     return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
 }
 
-static double ulp_diff(double a, double b, bool dbl)
+double ulp_distance(double a, double b, bool dbl)
 {
     if (a == b) return 0;
     if (dbl) {
@@ -110,7 +110,7 @@ void compare_tensors(const mrt_tensor *a, const mrt_tensor *b, const compare_tol
             r->worst_b = y;
         }
         r->max_rel = fmax(r->max_rel, rel);
-        r->max_ulp = fmax(r->max_ulp, ulp_diff(x, y, dbl || (a->dtype == MRT_DTYPE_DOUBLE && b->dtype == MRT_DTYPE_DOUBLE)));
+        r->max_ulp = fmax(r->max_ulp, ulp_distance(x, y, dbl || (a->dtype == MRT_DTYPE_DOUBLE && b->dtype == MRT_DTYPE_DOUBLE)));
         sum_abs += d;
         sum_rel += isfinite(rel) ? rel : 0;
         dot += x * y;

@@ -35,6 +35,8 @@ typedef struct compare_result {
 
 /* Compare a against the reference b. Tensors of different float types are compared as doubles
    (so a float32 run can be judged against a float64 oracle). */
+/* Units in the last place between a and b, counted in float64 when dbl, else in float32. */
+double ulp_distance(double a, double b, bool dbl);
 void compare_tensors(const mrt_tensor *a, const mrt_tensor *b, const compare_tolerance *tol, compare_result *r);
 void compare_print(FILE *f, const char *name, const compare_result *r);
 void compare_json(FILE *f, const char *name, const compare_result *r);

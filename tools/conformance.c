@@ -18,6 +18,7 @@
 #include "engine/graph.h"
 #include "loader/tensor_proto.h"
 #include "tools/cli.h"
+#include "tools/compare.h"
 
 #define CONF_RTOL 1e-3
 #define CONF_ATOL 1e-7
@@ -111,26 +112,6 @@ typedef struct out_stats {
     double max_abs, max_rel, max_ulp;
 } out_stats;
 
-static double ulp_distance(double a, double b, mrt_dtype dt)
-{
-    if (a == b) return 0;
-    if (dt == MRT_DTYPE_DOUBLE) {
-        int64_t ia, ib;
-        memcpy(&ia, &a, 8);
-        memcpy(&ib, &b, 8);
-        if (ia < 0) ia = INT64_MIN - ia;
-        if (ib < 0) ib = INT64_MIN - ib;
-        return fabs((double)ia - (double)ib);
-    }
-    float fa = (float)a, fb = (float)b;
-    int32_t ia, ib;
-    memcpy(&ia, &fa, 4);
-    memcpy(&ib, &fb, 4);
-    if (ia < 0) ia = INT32_MIN - ia;
-    if (ib < 0) ib = INT32_MIN - ib;
-    return fabs((double)ia - (double)ib);
-}
-
 static bool compare_tensor(const mrt_tensor *got, const mrt_tensor *ref, out_stats *stats, char *why, size_t len)
 {
     char a[256], b[256];
@@ -185,7 +166,7 @@ static bool compare_tensor(const mrt_tensor *got, const mrt_tensor *ref, out_sta
         double d = fabs(x - y);
         stats->max_abs = fmax(stats->max_abs, d);
         if (y != 0) stats->max_rel = fmax(stats->max_rel, d / fabs(y));
-        stats->max_ulp = fmax(stats->max_ulp, ulp_distance(x, y, ref->dtype));
+        stats->max_ulp = fmax(stats->max_ulp, ulp_distance(x, y, ref->dtype == MRT_DTYPE_DOUBLE));
         if (d > CONF_ATOL + CONF_RTOL * fabs(x)) {
             if (ok)
                 snprintf(why, len, "element %lld: got %.9g, expected %.9g (|diff| %.3g)", (long long)i, x, y, d);
