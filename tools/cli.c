@@ -1,7 +1,9 @@
 /* Shared CLI helpers: error reporting and file-name sanitising. */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/cli.h"
 
@@ -41,3 +43,22 @@ char *cli_sanitize_name(const char *name)
     return s;
 }
 
+
+int cli_mkdirs(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+        buf[i] = c;
+    }
+    return 0;
+}

@@ -17,6 +17,8 @@ void cli_error(const char *fmt, ...)
 /* Report the library's last error and return MRT_EXIT_ERROR. */
 int cli_fail_status(mrt_status st, const char *context);
 
+/* mkdir -p; 0 or -1 with errno. */
+int cli_mkdirs(const char *path);
 /* Replace every character outside [A-Za-z0-9._-] by '_' (in a new malloc'd string). */
 char *cli_sanitize_name(const char *name);
 

@@ -99,7 +99,7 @@ static bool in_list(const char *list, const char *item)
 
 mrt_status dump_begin(const dump_options *opt, dump_ctx **out)
 {
-    if (mkdir(opt->dir, 0777) != 0 && errno != EEXIST)
+    if (cli_mkdirs(opt->dir) != 0)
         return mrt_fail(MRT_STATUS_IO_ERROR, "cannot create dump folder '%s': %s", opt->dir, strerror(errno));
     *out = calloc(1, sizeof **out);
     if (!*out) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (dump)");

@@ -73,7 +73,7 @@ static void print_summary(const char *name, const mrt_value *v)
 
 static int write_outputs(const mrt_session *s, const char *dir)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    if (cli_mkdirs(dir) != 0) {
         cli_error("cannot create output directory '%s': %s", dir, strerror(errno));
         return MRT_EXIT_ERROR;
     }
