@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/dtype.h"
 #include "engine/graph.h"
 #include "engine/registry.h"
 #include "tools/cli.h"
@@ -39,6 +40,145 @@ static void print_type(const mrt_type_info *t)
     case MRT_TYPE_SPARSE_TENSOR: printf("sparse_tensor"); break;
     default: printf("unknown"); break;
     }
+}
+
+
+/* ---- torch.roll exported as Slice+Slice+Concat: Concat(Slice(x, a, END), Slice(x, 0, a)) on one axis rolls by
+   -a only while |a| <= the axis size; beyond it both slices clamp and the result is not torch.roll's. The check
+   needs value shapes, so the model is run once on zero inputs of its declared (static) shapes. */
+
+typedef struct recorded {
+    int n, cap;
+    char **names;
+    mrt_tensor *tensors; /* shape always; data kept for small int64 tensors (slice starts/ends/axes) */
+} recorded;
+
+static mrt_status record_node(void *user, const mrt_node *node, int n, const char *const *names,
+                              const mrt_value *const *vals)
+{
+    (void)node;
+    recorded *r = user;
+    for (int i = 0; i < n; i++) {
+        if (vals[i]->kind != MRT_VALUE_TENSOR) continue;
+        if (r->n == r->cap) {
+            int nc = r->cap ? r->cap * 2 : 64;
+            char **nn = realloc(r->names, (size_t)nc * sizeof *nn);
+            if (nn) r->names = nn;
+            mrt_tensor *nt = nn ? realloc(r->tensors, (size_t)nc * sizeof *nt) : NULL;
+            if (!nt) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            r->tensors = nt;
+            r->cap = nc;
+        }
+        const mrt_tensor *t = &vals[i]->tensor;
+        mrt_tensor *dst = &r->tensors[r->n];
+        *dst = *t;
+        dst->data = NULL;
+        if ((t->dtype == MRT_DTYPE_INT64 || t->dtype == MRT_DTYPE_INT32) && mrt_tensor_numel(t) <= 16)
+            MRT_TRY(mrt_tensor_copy(dst, t));
+        r->names[r->n++] = strdup(names[i]);
+    }
+    return MRT_STATUS_OK;
+}
+
+static const mrt_tensor *lookup(const recorded *r, const mrt_graph *g, int value)
+{
+    if (value < 0) return NULL;
+    if (g->values[value].initializer) return g->values[value].initializer;
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->names[i], g->values[value].name) == 0) return &r->tensors[i];
+    for (int i = 0; i < g->n_inputs; i++) /* graph inputs: shapes recorded under their names too */
+        if (g->inputs[i] == value) return NULL;
+    return NULL;
+}
+
+static bool one_int(const mrt_tensor *t, int64_t *v)
+{
+    if (!t || !t->data || mrt_tensor_numel(t) != 1) return false;
+    *v = mrt_load_i64(t->dtype, t->data, 0);
+    return true;
+}
+
+static int check_rolls(const mrt_model *m)
+{
+    const mrt_graph *g = m->graph;
+    int n_in = 0, warned = 0;
+    const char *names[64];
+    mrt_value vals[64];
+    for (int i = 0; i < g->n_inputs && n_in < 64; i++) {
+        const mrt_graph_value *v = &g->values[g->inputs[i]];
+        if (v->initializer) continue;
+        int64_t numel = 1;
+        bool ok = v->type.kind == MRT_TYPE_TENSOR && v->type.rank >= 0 && mrt_dtype_is_known(v->type.elem_type) &&
+                  v->type.elem_type != MRT_DTYPE_STRING;
+        for (int d = 0; ok && d < v->type.rank; d++) {
+            ok = v->type.dims[d] >= 0;
+            numel *= ok ? v->type.dims[d] : 1;
+        }
+        if (!ok || numel > ((int64_t)1 << 26)) {
+            for (int k = 0; k < n_in; k++) mrt_value_release(&vals[k]);
+            printf("roll check: skipped (input '%s' has no static shape)\n", v->name);
+            return 0;
+        }
+        mrt_tensor t;
+        if (mrt_tensor_alloc(&t, v->type.elem_type, v->type.rank, v->type.dims) != MRT_STATUS_OK) return 0;
+        names[n_in] = v->name;
+        vals[n_in++] = mrt_value_from_tensor(t);
+    }
+    recorded r = {0};
+    mrt_session_options opt = mrt_session_options_default();
+    opt.on_node = record_node;
+    opt.on_node_user = &r;
+    mrt_session *s = NULL;
+    mrt_status st = mrt_session_new(m, &opt, &s);
+    if (!st) st = mrt_session_run(s, n_in, names, vals);
+    if (st) printf("roll check: skipped (the model did not run on zero inputs: %s)\n", mrt_last_error());
+    for (int k = 0; !st && k < g->n_nodes; k++) {
+        const mrt_node *c = &g->nodes[k];
+        if (strcmp(c->op_type, "Concat") || c->domain[0] || c->n_inputs != 2) continue;
+        const mrt_node *sa = NULL, *sb = NULL;
+        for (int j = 0; j < 2; j++) {
+            int v = c->inputs[j];
+            int p = v >= 0 ? g->values[v].producer : -1;
+            const mrt_node *sl = p >= 0 && strcmp(g->nodes[p].op_type, "Slice") == 0 && g->nodes[p].n_inputs >= 3 ? &g->nodes[p] : NULL;
+            if (j == 0) sa = sl;
+            else sb = sl;
+        }
+        if (!sa || !sb || sa->inputs[0] != sb->inputs[0]) continue;
+        int64_t a0, a1, b0, b1, ax_a = 0, ax_b = 0;
+        if (!one_int(lookup(&r, g, sa->inputs[1]), &a0) || !one_int(lookup(&r, g, sa->inputs[2]), &a1) ||
+            !one_int(lookup(&r, g, sb->inputs[1]), &b0) || !one_int(lookup(&r, g, sb->inputs[2]), &b1))
+            continue;
+        if (sa->n_inputs > 3 && !one_int(lookup(&r, g, sa->inputs[3]), &ax_a)) continue;
+        if (sb->n_inputs > 3 && !one_int(lookup(&r, g, sb->inputs[3]), &ax_b)) continue;
+        const mrt_tensor *x = lookup(&r, g, sa->inputs[0]);
+        const mrt_graph_value *xv = &g->values[sa->inputs[0]];
+        int rank = x ? x->rank : xv->type.rank;
+        if (rank <= 0) continue;
+        int64_t axis_attr = mrt_node_attr(c, "axis") ? mrt_node_attr(c, "axis")->i : 0;
+        if (ax_a < 0) ax_a += rank;
+        if (ax_b < 0) ax_b += rank;
+        if (axis_attr < 0) axis_attr += rank;
+        if (ax_a != ax_b || ax_a != axis_attr || b0 != 0 || a0 != b1 || a1 < ((int64_t)1 << 30)) continue;
+        int64_t dim = x ? x->shape[ax_a] : xv->type.dims[ax_a];
+        if (dim < 0) continue;
+        if (a0 > dim || a0 < -dim) {
+            printf("warning: node '%s' (Concat of Slices '%s' and '%s') implements torch.roll by %lld along axis %lld, but "
+                   "that axis has %lld elements: the slices clamp, so the result is not torch.roll's (which takes the "
+                   "shift modulo the size). Re-export with the shift reduced modulo %lld, or as custom::Roll.\n",
+                   c->name, sa->name, sb->name, (long long)-a0, (long long)ax_a, (long long)dim, (long long)dim);
+            warned++;
+        }
+    }
+    if (!st) printf("roll check: %d Slice+Slice+Concat roll(s) with a shift larger than the axis\n", warned);
+    mrt_session_free(s);
+    for (int i = 0; i < r.n; i++) {
+        free(r.names[i]);
+        mrt_tensor_release(&r.tensors[i]);
+    }
+    free(r.names);
+    free(r.tensors);
+    for (int k = 0; k < n_in; k++) mrt_value_release(&vals[k]);
+    return warned;
 }
 
 int cmd_info(int argc, char **argv)
@@ -110,6 +250,7 @@ int cmd_info(int argc, char **argv)
                ok ? "yes" : "NO KERNEL");
     }
     if (missing) printf("%d node(s) have no kernel: 'minirt run' will refuse this model\n", missing);
+    else check_rolls(m);
     mrt_model_free(m);
     return MRT_EXIT_OK;
 }
