@@ -248,10 +248,15 @@ static mrt_status unknown_op_error(const mrt_exec *e, const mrt_node *nd, int64_
         return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
                         "node '%s': op %s::%s (opset %lld) has no %s kernel (versions known: %s)", nd->name, dom,
                         nd->op_type, (long long)opset, e->session->opt.device ? e->session->opt.device : "cpu", vs);
+    char opset_str[32];
+    if (opset == INT64_MAX)
+        snprintf(opset_str, sizeof opset_str, "(not imported)");
+    else
+        snprintf(opset_str, sizeof opset_str, "%lld", (long long)opset);
     return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
-                    "node '%s': no kernel for domain '%s', op '%s', opset %lld (versions minirt has: %s; plugins "
+                    "node '%s': no kernel for domain '%s', op '%s', opset %s (versions minirt has: %s; plugins "
                     "loaded: %s). Custom ops can be added with a plugin (--plugin LIB.so), see docs/custom_ops.md",
-                    nd->name, dom, nd->op_type, (long long)opset, vs, plugins);
+                    nd->name, dom, nd->op_type, opset_str, vs, plugins);
 }
 
 static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)

@@ -20,7 +20,7 @@ void cli_error(const char *fmt, ...)
 int cli_fail_status(mrt_status st, const char *context)
 {
     (void)st;
-    if (context)
+    if (context && !strstr(mrt_last_error(), context)) /* the library's message may name the file already */
         cli_error("%s: %s", context, mrt_last_error());
     else
         cli_error("%s", mrt_last_error());
