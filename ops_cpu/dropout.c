@@ -1,18 +1,13 @@
 /* CPU kernel: Dropout (1, 6, 7, 10, 12, 13, 22). In inference (training_mode absent or false, or ratio 0) the
    output is the input and the mask is all true. In training mode with ratio > 0, elements are dropped with a
    deterministic generator seeded by the `seed` attribute (0 when absent) and kept ones scaled by 1/(1-ratio):
-   the same model and inputs always give the same mask, but not the mask another engine draws. */
+   element i is kept when the i-th uniform of numpy's RandomState(seed) is >= ratio (ops_cpu/random.h), so the
+   mask is the one onnx.reference draws, but not the one other engines draw. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/registry.h"
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "ops_cpu/random.h"
 
 static mrt_status mrt_cpu_dropout(mrt_op_ctx *ctx)
 {
@@ -28,13 +23,16 @@ static mrt_status mrt_cpu_dropout(mrt_op_ctx *ctx)
         for (int64_t i = 0; mask && i < n; i++) mrt_store_f64(mask->dtype, mask->data, i, 1.0);
         return MRT_STATUS_OK;
     }
-    uint64_t state = (uint64_t)mrt_attr_int(ctx, "seed", 0);
+    mrt_mt19937 *s = malloc(sizeof *s);
+    if (!s) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    mrt_mt_seed(s, (uint32_t)mrt_attr_int(ctx, "seed", 0)); /* seeds outside [0, 2^32) wrap */
     double scale = 1.0 / (1.0 - ratio);
     for (int64_t i = 0; i < n; i++) {
-        bool keep = (double)(splitmix64(&state) >> 11) / 9007199254740992.0 >= ratio;
+        bool keep = mrt_mt_double(s) >= ratio;
         mrt_store_f64(y->dtype, y->data, i, keep ? mrt_load_f64(x->dtype, x->data, i) * scale : 0.0);
         if (mask) mrt_store_f64(mask->dtype, mask->data, i, keep);
     }
+    free(s);
     return MRT_STATUS_OK;
 }
 

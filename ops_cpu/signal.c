@@ -1,19 +1,346 @@
-/* CPU kernels: HannWindow, HammingWindow, BlackmanWindow (17; periodic or symmetric), computed in double. */
+/* CPU kernels: DFT (17, 20; forward, inverse, onesided RFFT/IRFFT, dft_length padding/truncation), STFT (17),
+ * MelWeightMatrix (17), HannWindow, HammingWindow, BlackmanWindow (17; periodic or symmetric). Transforms run
+ * in double: an iterative radix-2 FFT when the length is a power of two, a direct sum for other lengths up to
+ * 64, Bluestein's chirp-z transform (through radix-2 FFTs) for longer ones. */
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "engine/opdef/signal.h"
 #include "engine/registry.h"
 
+static const double PI = 3.14159265358979323846;
+
+/* ------------------------------------------------------------------ transform core */
+
+/* Lengths up to this use the direct sum when they are not a power of two; longer ones Bluestein's chirp-z
+   transform (a convolution through power-of-two FFTs). */
+#define DIRECT_MAX 64
+
+/* One transform length and direction: p->re/im (length n) in, the transform out. */
+typedef struct dft_plan {
+    int64_t n;
+    int sign;            /* -1 forward, +1 inverse (unscaled) */
+    int kind;            /* 0 radix-2 on n, 1 direct sum, 2 Bluestein with a radix-2 FFT of m */
+    int64_t m;           /* radix-2 size: n (kind 0) or >= 2n-1 (kind 2) */
+    double *cs, *sn;     /* [m] cos/sin(2*pi*j/m); kind 1: [n] of 2*pi*j/n */
+    double *re, *im;     /* [n] the vector being transformed */
+    double *tre, *tim;   /* kind 1: [n] direct-sum scratch; kind 2: [m] convolution work */
+    double *chr, *chi;   /* kind 2: [n] chirp exp(sign*i*pi*j^2/n) */
+    double *bre, *bim;   /* kind 2: [m] FFT of the conjugate chirp */
+} dft_plan;
+
+static void plan_free(dft_plan *p)
+{
+    double *bufs[10] = {p->cs, p->sn, p->re, p->im, p->tre, p->tim, p->chr, p->chi, p->bre, p->bim};
+    for (int i = 0; i < 10; i++) free(bufs[i]);
+    memset(p, 0, sizeof *p);
+}
+
+static double *dalloc(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(double)); }
+
+/* In-place radix-2 FFT of length m (a power of two) with twiddles cs/sn of that length. */
+static void fft_pow2(int64_t m, const double *cs, const double *sn, int sign, double *re, double *im)
+{
+    for (int64_t i = 1, j = 0; i < m; i++) {
+        int64_t bit = m >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) {
+            double t = re[i]; re[i] = re[j]; re[j] = t;
+            t = im[i]; im[i] = im[j]; im[j] = t;
+        }
+    }
+    for (int64_t len = 2; len <= m; len <<= 1) {
+        int64_t half = len >> 1, stride = m / len;
+        for (int64_t i = 0; i < m; i += len)
+            for (int64_t j = 0; j < half; j++) {
+                double wr = cs[j * stride], wi = sign * sn[j * stride];
+                int64_t a = i + j, b = a + half;
+                double vr = re[b] * wr - im[b] * wi, vi = re[b] * wi + im[b] * wr;
+                re[b] = re[a] - vr;
+                im[b] = im[a] - vi;
+                re[a] += vr;
+                im[a] += vi;
+            }
+    }
+}
+
+static bool plan_init(dft_plan *p, int64_t n, int sign)
+{
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->sign = sign;
+    bool pow2 = n > 0 && (n & (n - 1)) == 0;
+    p->kind = pow2 || n <= 1 ? 0 : n <= DIRECT_MAX ? 1 : 2;
+    p->m = n;
+    if (p->kind == 2)
+        for (p->m = 1; p->m < 2 * n - 1; p->m <<= 1) {}
+    int64_t tw = p->kind == 1 ? n : p->m, work = p->kind == 2 ? p->m : n;
+    p->cs = dalloc(tw);
+    p->sn = dalloc(tw);
+    p->re = dalloc(n);
+    p->im = dalloc(n);
+    p->tre = dalloc(work);
+    p->tim = dalloc(work);
+    bool ok = p->cs && p->sn && p->re && p->im && p->tre && p->tim;
+    if (ok && p->kind == 2) {
+        p->chr = dalloc(n);
+        p->chi = dalloc(n);
+        p->bre = dalloc(p->m);
+        p->bim = dalloc(p->m);
+        ok = p->chr && p->chi && p->bre && p->bim;
+    }
+    if (!ok) {
+        plan_free(p);
+        return false;
+    }
+    for (int64_t j = 0; j < tw; j++) {
+        double t = 2 * PI * (double)j / (double)tw;
+        p->cs[j] = cos(t);
+        p->sn[j] = sin(t);
+    }
+    if (p->kind == 2) {
+        /* kt = (k^2 + t^2 - (k-t)^2) / 2: X[k] = c[k] * sum_t (x[t] c[t]) conj(c[k-t]), c[j] = exp(sign*i*pi*j^2/n);
+           j^2 is reduced mod 2n first so the angle stays exact for long transforms */
+        for (int64_t j = 0; j < n; j++) {
+            double t = PI * (double)((j * j) % (2 * n)) / (double)n;
+            p->chr[j] = cos(t);
+            p->chi[j] = sign * sin(t);
+        }
+        memset(p->bre, 0, (size_t)p->m * sizeof(double));
+        memset(p->bim, 0, (size_t)p->m * sizeof(double));
+        for (int64_t j = 0; j < n; j++) {
+            p->bre[j] = p->chr[j];
+            p->bim[j] = -p->chi[j];
+            if (j) {
+                p->bre[p->m - j] = p->chr[j];
+                p->bim[p->m - j] = -p->chi[j];
+            }
+        }
+        fft_pow2(p->m, p->cs, p->sn, -1, p->bre, p->bim);
+    }
+    return true;
+}
+
+/* p->re/im <- sum_t x[t] * exp(sign * 2*pi*i * k*t / n), unscaled. */
+static void transform(dft_plan *p)
+{
+    const int64_t n = p->n;
+    const int sign = p->sign;
+    double *re = p->re, *im = p->im;
+    if (n <= 1) return;
+    if (p->kind == 0) {
+        fft_pow2(n, p->cs, p->sn, sign, re, im);
+        return;
+    }
+    if (p->kind == 1) {
+        for (int64_t k = 0; k < n; k++) {
+            double sr = 0, si = 0;
+            int64_t idx = 0; /* k*t mod n */
+            for (int64_t t = 0; t < n; t++) {
+                double wr = p->cs[idx], wi = sign * p->sn[idx];
+                sr += re[t] * wr - im[t] * wi;
+                si += re[t] * wi + im[t] * wr;
+                idx += k;
+                if (idx >= n) idx -= n;
+            }
+            p->tre[k] = sr;
+            p->tim[k] = si;
+        }
+        memcpy(re, p->tre, (size_t)n * sizeof(double));
+        memcpy(im, p->tim, (size_t)n * sizeof(double));
+        return;
+    }
+    const int64_t m = p->m;
+    double *wr = p->tre, *wi = p->tim;
+    memset(wr, 0, (size_t)m * sizeof(double));
+    memset(wi, 0, (size_t)m * sizeof(double));
+    for (int64_t t = 0; t < n; t++) {
+        wr[t] = re[t] * p->chr[t] - im[t] * p->chi[t];
+        wi[t] = re[t] * p->chi[t] + im[t] * p->chr[t];
+    }
+    fft_pow2(m, p->cs, p->sn, -1, wr, wi);
+    for (int64_t j = 0; j < m; j++) {
+        double a = wr[j] * p->bre[j] - wi[j] * p->bim[j], b = wr[j] * p->bim[j] + wi[j] * p->bre[j];
+        wr[j] = a;
+        wi[j] = b;
+    }
+    fft_pow2(m, p->cs, p->sn, 1, wr, wi);
+    const double inv_m = 1.0 / (double)m;
+    for (int64_t k = 0; k < n; k++) {
+        double yr = wr[k] * inv_m, yi = wi[k] * inv_m;
+        re[k] = yr * p->chr[k] - yi * p->chi[k];
+        im[k] = yr * p->chi[k] + yi * p->chr[k];
+    }
+}
+
+/* ------------------------------------------------------------------ DFT */
+
+static mrt_status mrt_cpu_dft(mrt_op_ctx *ctx)
+{
+    mrt_dft_desc d;
+    bool ready;
+    MRT_TRY(mrt_dft_desc_get(ctx, &d, &ready));
+    if (!ready) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "dft_length/axis values unavailable at run time");
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    if (mrt_tensor_numel(y) == 0) return MRT_STATUS_OK;
+    if (d.n > INT32_MAX)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
+                           "DFT length %lld is beyond the supported 2^31 - 1", (long long)d.n);
+    dft_plan p;
+    if (!plan_init(&p, d.n, d.inverse ? 1 : -1))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (DFT of length %lld)", (long long)d.n);
+    const bool irfft = d.inverse && d.onesided;
+    const double scale = d.inverse ? 1.0 / (double)d.n : 1.0;
+    const int64_t n = d.n;
+    for (int64_t o = 0; o < d.outer; o++)
+        for (int64_t i = 0; i < d.inner; i++) {
+            memset(p.re, 0, (size_t)n * sizeof(double));
+            memset(p.im, 0, (size_t)n * sizeof(double));
+            /* element k of this vector in the input */
+#define XAT(k, part) mrt_load_f64(x->dtype, x->data, ((o * d.dim + (k)) * d.inner + i) * d.comp + (part))
+            if (irfft) {
+                /* a one-sided spectrum: bins 0..n/2 as given (padded/truncated), the rest by conjugate symmetry */
+                int64_t m = d.dim < n / 2 + 1 ? d.dim : n / 2 + 1;
+                for (int64_t k = 0; k < m; k++) {
+                    p.re[k] = XAT(k, 0);
+                    p.im[k] = d.comp == 2 ? XAT(k, 1) : 0;
+                }
+                for (int64_t k = n / 2 + 1; k < n; k++) {
+                    if (n - k >= m) continue;
+                    p.re[k] = p.re[n - k];
+                    p.im[k] = -p.im[n - k];
+                }
+            } else {
+                int64_t m = d.dim < n ? d.dim : n;
+                for (int64_t k = 0; k < m; k++) {
+                    p.re[k] = XAT(k, 0);
+                    p.im[k] = d.comp == 2 ? XAT(k, 1) : 0;
+                }
+            }
+#undef XAT
+            transform(&p);
+            for (int64_t k = 0; k < d.out_len; k++) {
+                int64_t at = ((o * d.out_len + k) * d.inner + i) * d.out_comp;
+                mrt_store_f64(y->dtype, y->data, at, p.re[k] * scale);
+                if (d.out_comp == 2) mrt_store_f64(y->dtype, y->data, at + 1, p.im[k] * scale);
+            }
+        }
+    plan_free(&p);
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ STFT */
+
+static mrt_status mrt_cpu_stft(mrt_op_ctx *ctx)
+{
+    mrt_stft_desc d;
+    bool ready;
+    MRT_TRY(mrt_stft_desc_get(ctx, &d, &ready));
+    if (!ready)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "frame_step/frame_length values unavailable at run time");
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    if (mrt_tensor_numel(y) == 0) return MRT_STATUS_OK;
+    if (d.frame > INT32_MAX)
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
+                           "frame length %lld is beyond the supported 2^31 - 1", (long long)d.frame);
+    dft_plan p;
+    if (!plan_init(&p, d.frame, -1))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (DFT of length %lld)", (long long)d.frame);
+    for (int64_t b = 0; b < d.batch; b++)
+        for (int64_t f = 0; f < d.frames; f++) {
+            for (int64_t t = 0; t < d.frame; t++) {
+                int64_t at = (b * d.len + f * d.step + t) * d.comp;
+                double wt = w ? mrt_load_f64(w->dtype, w->data, t) : 1.0;
+                p.re[t] = mrt_load_f64(x->dtype, x->data, at) * wt;
+                p.im[t] = d.comp == 2 ? mrt_load_f64(x->dtype, x->data, at + 1) * wt : 0;
+            }
+            transform(&p);
+            for (int64_t k = 0; k < d.bins; k++) {
+                int64_t at = ((b * d.frames + f) * d.bins + k) * 2;
+                mrt_store_f64(y->dtype, y->data, at, p.re[k]);
+                mrt_store_f64(y->dtype, y->data, at + 1, p.im[k]);
+            }
+        }
+    plan_free(&p);
+    return MRT_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ MelWeightMatrix */
+
+static void store_num(mrt_tensor *y, int64_t i, double v)
+{
+    if (mrt_dtype_is_float(y->dtype)) mrt_store_f64(y->dtype, y->data, i, v);
+    else mrt_store_i64(y->dtype, y->data, i, (int64_t)v);
+}
+
+/* Triangular filters between mel-spaced points mapped to DFT bins (the spec's reference algorithm, which
+   spaces num_mel_bins + 2 points by (high - low) / (num_mel_bins + 2)). */
+static mrt_status mrt_cpu_mel(mrt_op_ctx *ctx)
+{
+    int64_t mel = mrt_load_i64(mrt_input(ctx, 0)->dtype, mrt_input(ctx, 0)->data, 0);
+    int64_t n = mrt_load_i64(mrt_input(ctx, 1)->dtype, mrt_input(ctx, 1)->data, 0);
+    int64_t rate = mrt_load_i64(mrt_input(ctx, 2)->dtype, mrt_input(ctx, 2)->data, 0);
+    double lo = mrt_load_f64(mrt_input(ctx, 3)->dtype, mrt_input(ctx, 3)->data, 0);
+    double hi = mrt_load_f64(mrt_input(ctx, 4)->dtype, mrt_input(ctx, 4)->data, 0);
+    if (rate < 1)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG,
+                           "sample_rate is %lld, expected a positive rate", (long long)rate);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t nbins = n / 2 + 1;
+    int64_t *pts = malloc((size_t)(mel + 2) * sizeof(int64_t));
+    if (!pts) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (mel points)");
+    double lo_mel = 2595 * log10(1 + lo / 700), hi_mel = 2595 * log10(1 + hi / 700);
+    double step = (hi_mel - lo_mel) / (double)(mel + 2);
+    for (int64_t i = 0; i < mel + 2; i++) {
+        double hz = 700 * (pow(10, ((double)i * step + lo_mel) / 2595) - 1);
+        double bin = floor((double)(n + 1) * hz / (double)rate);
+        if (!(bin >= 0 && bin <= (double)nbins)) {
+            free(pts);
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG,
+                               "mel point %lld (%g Hz) falls outside the %lld spectrogram bins; "
+                               "lower/upper_edge_hertz (%g, %g) must lie within [0, sample_rate/2]",
+                               (long long)i, hz, (long long)nbins, lo, hi);
+        }
+        pts[i] = (int64_t)bin;
+    }
+    mrt_status st = MRT_STATUS_OK;
+    for (int64_t m = 0; m < mel && st == MRT_STATUS_OK; m++) {
+        int64_t left = pts[m], center = pts[m + 1], right = pts[m + 2];
+        if (center >= nbins || left > center) {
+            st = mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG,
+                             "mel filter %lld peaks at bin %lld, outside the %lld spectrogram bins",
+                             (long long)m, (long long)center, (long long)nbins);
+            break;
+        }
+        if (center == left) store_num(y, center * mel + m, 1.0);
+        else
+            for (int64_t j = left; j <= center; j++)
+                store_num(y, j * mel + m, (double)(j - left) / (double)(center - left));
+        for (int64_t j = center; j < right; j++)
+            store_num(y, j * mel + m, (double)(right - j) / (double)(right - center));
+    }
+    free(pts);
+    return st;
+}
+
+/* ------------------------------------------------------------------ windows */
+
+/* a0 - a1*cos(2*pi*i/N) + a2*cos(4*pi*i/N), N = size (periodic) or size - 1 (symmetric); a window of
+   one sample is [1] (as in PyTorch and SciPy). */
 static mrt_status window(mrt_op_ctx *ctx, double a0, double a1, double a2)
 {
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t n = y->shape[0];
     double den = mrt_attr_int(ctx, "periodic", 1) ? (double)n : (double)(n - 1);
-    const double pi = 3.14159265358979323846;
     for (int64_t i = 0; i < n; i++) {
-        double t = den > 0 ? 2 * pi * (double)i / den : 0;
-        double v = a0 - a1 * cos(t) + a2 * cos(2 * t);
-        if (mrt_dtype_is_float(y->dtype)) mrt_store_f64(y->dtype, y->data, i, v);
-        else mrt_store_i64(y->dtype, y->data, i, (int64_t)v);
+        double t = 2 * PI * (double)i / den;
+        double v = n == 1 ? 1.0 : a0 - a1 * cos(t) + a2 * cos(2 * t);
+        store_num(y, i, v);
     }
     return MRT_STATUS_OK;
 }
@@ -23,6 +350,10 @@ static mrt_status mrt_cpu_hamming(mrt_op_ctx *ctx) { return window(ctx, 25.0 / 4
 static mrt_status mrt_cpu_blackman(mrt_op_ctx *ctx) { return window(ctx, 0.42, 0.5, 0.08); }
 
 const mrt_kernel mrt_cpu_kernels_signal[] = {
+    {"", "DFT", 17, mrt_cpu_dft, NULL},
+    {"", "DFT", 20, mrt_cpu_dft, NULL},
+    {"", "STFT", 17, mrt_cpu_stft, NULL},
+    {"", "MelWeightMatrix", 17, mrt_cpu_mel, NULL},
     {"", "HannWindow", 17, mrt_cpu_hann, NULL},
     {"", "HammingWindow", 17, mrt_cpu_hamming, NULL},
     {"", "BlackmanWindow", 17, mrt_cpu_blackman, NULL},

@@ -1,0 +1,35 @@
+/* Einsum equation parsing shared by the opdef (engine/opdef/misc.c) and the CPU kernel (ops_cpu/misc.c), so
+ * infer and run agree on label sizes, the output shape and the validation messages. */
+#pragma once
+
+#include "engine/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MRT_EINSUM_MAX_INPUTS 32
+/* Labels: 'A'..'Z' are 0..25, 'a'..'z' are 26..51 (ASCII order, as numpy orders an implicit output), then one
+   label per broadcast ("...") dimension. */
+#define MRT_EINSUM_LETTERS 52
+#define MRT_EINSUM_MAX_LABELS (MRT_EINSUM_LETTERS + MRT_MAX_RANK)
+
+typedef struct mrt_einsum {
+    int n_inputs;
+    int n_labels;                       /* MRT_EINSUM_LETTERS + n_ellipsis */
+    int n_ellipsis;                     /* broadcast dims (the most any input's "..." covers) */
+    int64_t size[MRT_EINSUM_MAX_LABELS]; /* -1 = label unused */
+    int in_rank[MRT_EINSUM_MAX_INPUTS];
+    int in_label[MRT_EINSUM_MAX_INPUTS][MRT_MAX_RANK]; /* label of each input dim */
+    int out_rank;
+    int out_label[MRT_MAX_RANK];
+    int64_t out_shape[MRT_MAX_RANK];
+} mrt_einsum;
+
+/* Parse the `equation` attribute against the node's input shapes (ctx inputs 0..n-1, all present, one dtype).
+   Fails (INVALID_MODEL) naming the term, label or dimension at fault. */
+mrt_status mrt_einsum_parse(const mrt_op_ctx *ctx, mrt_einsum *e);
+
+#ifdef __cplusplus
+}
+#endif

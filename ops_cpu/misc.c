@@ -1,0 +1,384 @@
+/* CPU kernels: Einsum (12: any subscripts, "..." broadcasting, repeated labels (diagonals), implicit output in
+   numpy's order; a direct loop nest accumulating in double / wrapping int64, plus a batched-GEMM path for
+   two-input float/double contractions without diagonals or broadcasting), Det (11, 22: partial-pivot LU in
+   double per matrix), Bernoulli (15, 22), RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike (1, 22).
+   The random ops (and Dropout) draw from numpy's legacy RandomState(seed) stream, restarted at every run: a seeded
+   node gives the values of onnx.reference (not those of other engines); without a seed, seed 0, so runs repeat. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/opdef/einsum.h"
+#include "engine/registry.h"
+#include "ops_cpu/blas.h"
+#include "ops_cpu/random.h"
+
+/* ---- Einsum */
+
+/* Labels of the loop nest: the output's, then the summed ones. strides[k][j] is input k's element stride along
+   loop label j (repeated labels add their strides: a diagonal; broadcast size-1 dims have stride 0). */
+typedef struct einsum_nest {
+    int n_in, n_out, n_sum;
+    int64_t size[MRT_EINSUM_MAX_LABELS];
+    int label[MRT_EINSUM_MAX_LABELS];
+    int64_t strides[MRT_EINSUM_MAX_INPUTS][MRT_EINSUM_MAX_LABELS];
+} einsum_nest;
+
+static void einsum_nest_init(const mrt_op_ctx *ctx, const mrt_einsum *e, einsum_nest *n)
+{
+    memset(n, 0, sizeof *n);
+    n->n_in = e->n_inputs;
+    bool in_out[MRT_EINSUM_MAX_LABELS] = {false};
+    int at[MRT_EINSUM_MAX_LABELS];
+    for (int i = 0; i < e->out_rank; i++) {
+        in_out[e->out_label[i]] = true;
+        at[e->out_label[i]] = i;
+        n->label[i] = e->out_label[i];
+    }
+    n->n_out = e->out_rank;
+    int j = n->n_out;
+    for (int l = 0; l < e->n_labels; l++)
+        if (e->size[l] >= 0 && !in_out[l]) {
+            at[l] = j;
+            n->label[j++] = l;
+        }
+    n->n_sum = j - n->n_out;
+    for (int i = 0; i < j; i++) n->size[i] = e->size[n->label[i]];
+    for (int k = 0; k < e->n_inputs; k++) {
+        const mrt_tensor *x = mrt_input(ctx, k);
+        int64_t st[MRT_MAX_RANK];
+        mrt_shape_strides(x->rank, x->shape, st);
+        for (int a = 0; a < x->rank; a++) {
+            int l = e->in_label[k][a];
+            if (x->shape[a] == e->size[l]) n->strides[k][at[l]] += st[a];
+        }
+    }
+}
+
+/* Inputs as one computation type: double for float types, int64 for integers (wrapping like uint64). */
+typedef struct einsum_data {
+    const void *p[MRT_EINSUM_MAX_INPUTS];
+    void *owned[MRT_EINSUM_MAX_INPUTS];
+} einsum_data;
+
+static void einsum_data_free(einsum_data *d, int n)
+{
+    for (int k = 0; k < n; k++) free(d->owned[k]);
+}
+
+static mrt_status einsum_data_init(mrt_op_ctx *ctx, int n_in, bool fl, einsum_data *d)
+{
+    memset(d, 0, sizeof *d);
+    for (int k = 0; k < n_in; k++) {
+        const mrt_tensor *x = mrt_input(ctx, k);
+        if (x->dtype == (fl ? MRT_DTYPE_DOUBLE : MRT_DTYPE_INT64)) {
+            d->p[k] = x->data;
+            continue;
+        }
+        int64_t cnt = mrt_tensor_numel(x);
+        d->owned[k] = malloc((size_t)(cnt > 0 ? cnt : 1) * 8);
+        if (!d->owned[k]) {
+            einsum_data_free(d, k);
+            return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %lld-element copy of input %d)",
+                               (long long)cnt, k);
+        }
+        for (int64_t i = 0; i < cnt; i++) {
+            if (fl) ((double *)d->owned[k])[i] = mrt_load_f64(x->dtype, x->data, i);
+            else ((int64_t *)d->owned[k])[i] = mrt_load_i64(x->dtype, x->data, i);
+        }
+        d->p[k] = d->owned[k];
+    }
+    return MRT_STATUS_OK;
+}
+
+/* One output element: sum over the summed labels of the product of the inputs at base[k] + inner offsets. */
+#define EINSUM_SUM(NAME, T, ACC, MUL)                                                                               \
+    static ACC NAME(const einsum_nest *n, const einsum_data *d, const int64_t *base, int64_t count)                  \
+    {                                                                                                               \
+        int64_t idx[MRT_EINSUM_MAX_LABELS] = {0}, off[MRT_EINSUM_MAX_INPUTS];                                        \
+        ACC acc = 0;                                                                                                \
+        for (int k = 0; k < n->n_in; k++) off[k] = base[k];                                                         \
+        for (int64_t c = 0; c < count; c++) {                                                                       \
+            ACC prod = (ACC)((const T *)d->p[0])[off[0]];                                                           \
+            for (int k = 1; k < n->n_in; k++) prod = MUL(prod, (ACC)((const T *)d->p[k])[off[k]]);                  \
+            acc += prod;                                                                                            \
+            for (int j = n->n_out + n->n_sum - 1; j >= n->n_out; j--) {                                             \
+                for (int k = 0; k < n->n_in; k++) off[k] += n->strides[k][j];                                       \
+                if (++idx[j] < n->size[j]) break;                                                                   \
+                for (int k = 0; k < n->n_in; k++) off[k] -= n->size[j] * n->strides[k][j];                          \
+                idx[j] = 0;                                                                                         \
+            }                                                                                                       \
+        }                                                                                                           \
+        return acc;                                                                                                 \
+    }
+
+#define EINSUM_MUL_F(a, b) ((a) * (b))
+#define EINSUM_MUL_U(a, b) ((a) * (b))
+EINSUM_SUM(einsum_sum_f64, double, double, EINSUM_MUL_F)
+EINSUM_SUM(einsum_sum_u64, uint64_t, uint64_t, EINSUM_MUL_U)
+
+static mrt_status einsum_generic(mrt_op_ctx *ctx, const mrt_einsum *e, const einsum_nest *n)
+{
+    mrt_tensor *y = mrt_output(ctx, 0);
+    bool fl = mrt_dtype_is_float(y->dtype);
+    einsum_data d;
+    MRT_TRY(einsum_data_init(ctx, e->n_inputs, fl, &d));
+    int64_t count = 1, total = mrt_tensor_numel(y), idx[MRT_MAX_RANK] = {0}, base[MRT_EINSUM_MAX_INPUTS] = {0};
+    for (int j = n->n_out; j < n->n_out + n->n_sum; j++) count *= n->size[j];
+    for (int64_t o = 0; o < total; o++) {
+        if (fl) mrt_store_f64(y->dtype, y->data, o, einsum_sum_f64(n, &d, base, count));
+        else mrt_store_i64(y->dtype, y->data, o, (int64_t)einsum_sum_u64(n, &d, base, count));
+        for (int j = n->n_out - 1; j >= 0; j--) {
+            for (int k = 0; k < n->n_in; k++) base[k] += n->strides[k][j];
+            if (++idx[j] < n->size[j]) break;
+            for (int k = 0; k < n->n_in; k++) base[k] -= n->size[j] * n->strides[k][j];
+            idx[j] = 0;
+        }
+    }
+    einsum_data_free(&d, e->n_inputs);
+    return MRT_STATUS_OK;
+}
+
+/* dst (contiguous over `shape`) = src read with `strides`; esz 4 or 8. */
+static void gather(void *dst, const void *src, size_t esz, int rank, const int64_t *shape, const int64_t *strides)
+{
+    int64_t idx[MRT_EINSUM_MAX_LABELS] = {0}, total = 1, off = 0;
+    for (int d = 0; d < rank; d++) total *= shape[d];
+    for (int64_t i = 0; i < total; i++) {
+        if (esz == 4) ((float *)dst)[i] = ((const float *)src)[off];
+        else ((double *)dst)[i] = ((const double *)src)[off];
+        for (int d = rank - 1; d >= 0; d--) {
+            off += strides[d];
+            if (++idx[d] < shape[d]) break;
+            off -= shape[d] * strides[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Two float/double inputs whose labels are each batch (A, B, out), M (A, out), N (B, out) or K (A, B): pack A to
+   [batch, M, K] and B to [batch, K, N], one GEMM per batch, then scatter into the output's order. Returns false
+   (nothing done) when the equation doesn't have that form. */
+static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, mrt_status *st)
+{
+    mrt_tensor *y = mrt_output(ctx, 0);
+    if (e->n_inputs != 2 || (y->dtype != MRT_DTYPE_FLOAT && y->dtype != MRT_DTYPE_DOUBLE)) return false;
+    const mrt_tensor *x[2] = {mrt_input(ctx, 0), mrt_input(ctx, 1)};
+    int pos[2][MRT_EINSUM_MAX_LABELS], out_pos[MRT_EINSUM_MAX_LABELS];
+    for (int l = 0; l < e->n_labels; l++) pos[0][l] = pos[1][l] = out_pos[l] = -1;
+    for (int k = 0; k < 2; k++)
+        for (int a = 0; a < x[k]->rank; a++) {
+            int l = e->in_label[k][a];
+            if (pos[k][l] >= 0 || x[k]->shape[a] != e->size[l]) return false; /* diagonal or broadcast */
+            pos[k][l] = a;
+        }
+    for (int i = 0; i < e->out_rank; i++) out_pos[e->out_label[i]] = i;
+    /* loop labels grouped: batch, M, N, K */
+    int grp[4][MRT_EINSUM_MAX_LABELS], ng[4] = {0};
+    int64_t ext[4] = {1, 1, 1, 1};
+    for (int i = 0; i < e->out_rank; i++) {
+        int l = e->out_label[i], g = pos[0][l] >= 0 && pos[1][l] >= 0 ? 0 : pos[0][l] >= 0 ? 1 : 2;
+        grp[g][ng[g]++] = l;
+    }
+    for (int l = 0; l < e->n_labels; l++) {
+        if (e->size[l] < 0 || out_pos[l] >= 0) continue;
+        if (pos[0][l] < 0 || pos[1][l] < 0) return false; /* summed over one input only */
+        grp[3][ng[3]++] = l;
+    }
+    for (int g = 0; g < 4; g++)
+        for (int i = 0; i < ng[g]; i++) ext[g] *= e->size[grp[g][i]];
+    int64_t nb = ext[0], m = ext[1], nn = ext[2], kk = ext[3];
+    size_t esz = y->dtype == MRT_DTYPE_FLOAT ? 4 : 8;
+    void *a = malloc((size_t)(nb * m * kk + 1) * esz), *b = malloc((size_t)(nb * kk * nn + 1) * esz),
+         *c = malloc((size_t)(nb * m * nn + 1) * esz);
+    if (!a || !b || !c) {
+        free(a);
+        free(b);
+        free(c);
+        *st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (Einsum GEMM packing)");
+        return true;
+    }
+    /* pack: A as [batch..., M..., K...], B as [batch..., K..., N...] */
+    static const int order[2][3] = {{0, 1, 3}, {0, 3, 2}};
+    for (int k = 0; k < 2; k++) {
+        int64_t st_in[MRT_MAX_RANK], shape[MRT_EINSUM_MAX_LABELS], strides[MRT_EINSUM_MAX_LABELS];
+        int r = 0;
+        mrt_shape_strides(x[k]->rank, x[k]->shape, st_in);
+        for (int gi = 0; gi < 3; gi++) {
+            int g = order[k][gi];
+            for (int i = 0; i < ng[g]; i++) {
+                shape[r] = e->size[grp[g][i]];
+                strides[r++] = st_in[pos[k][grp[g][i]]];
+            }
+        }
+        gather(k ? b : a, x[k]->data, esz, r, shape, strides);
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        if (esz == 4)
+            mrt_sgemm(false, false, m, nn, kk, 1.0f, (float *)a + i * m * kk, kk, (float *)b + i * kk * nn, nn, 0.0f,
+                      (float *)c + i * m * nn, nn);
+        else
+            mrt_dgemm(false, false, m, nn, kk, 1.0, (double *)a + i * m * kk, kk, (double *)b + i * kk * nn, nn, 0.0,
+                      (double *)c + i * m * nn, nn);
+    }
+    /* c is [batch..., M..., N...]: read it in the output's label order */
+    int64_t cst[MRT_EINSUM_MAX_LABELS], stride_of[MRT_EINSUM_MAX_LABELS], s = 1, out_strides[MRT_MAX_RANK];
+    int r = 0, lab[MRT_EINSUM_MAX_LABELS];
+    for (int g = 0; g < 3; g++)
+        for (int i = 0; i < ng[g]; i++) lab[r++] = grp[g][i];
+    for (int i = r - 1; i >= 0; i--) {
+        cst[i] = s;
+        s *= e->size[lab[i]];
+    }
+    for (int i = 0; i < r; i++) stride_of[lab[i]] = cst[i];
+    for (int i = 0; i < e->out_rank; i++) out_strides[i] = stride_of[e->out_label[i]];
+    gather(y->data, c, esz, e->out_rank, e->out_shape, out_strides);
+    free(a);
+    free(b);
+    free(c);
+    *st = MRT_STATUS_OK;
+    return true;
+}
+
+static mrt_status mrt_cpu_einsum(mrt_op_ctx *ctx)
+{
+    mrt_einsum e;
+    MRT_TRY(mrt_einsum_parse(ctx, &e));
+    mrt_tensor *y = mrt_output(ctx, 0);
+    if (mrt_tensor_numel(y) == 0) return MRT_STATUS_OK;
+    for (int l = 0; l < e.n_labels; l++)
+        if (e.size[l] == 0) return MRT_STATUS_OK; /* an empty sum: the zero-filled output is the answer */
+    mrt_status st;
+    if (einsum_try_gemm(ctx, &e, &st)) return st;
+    einsum_nest *n = malloc(sizeof *n);
+    if (!n) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    einsum_nest_init(ctx, &e, n);
+    st = einsum_generic(ctx, &e, n);
+    free(n);
+    return st;
+}
+
+/* ---- Det */
+
+static mrt_status mrt_cpu_det(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t m = x->shape[x->rank - 1], batch = mrt_tensor_numel(y), mm = m * m;
+    double *a = malloc((size_t)(mm > 0 ? mm : 1) * sizeof *a);
+    if (!a) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %lldx%lld matrix)", (long long)m, (long long)m);
+    for (int64_t b = 0; b < batch; b++) {
+        for (int64_t i = 0; i < mm; i++) a[i] = mrt_load_f64(x->dtype, x->data, b * mm + i);
+        double det = 1.0;
+        for (int64_t c = 0; c < m; c++) {
+            int64_t p = c;
+            for (int64_t r = c + 1; r < m; r++)
+                if (fabs(a[r * m + c]) > fabs(a[p * m + c])) p = r;
+            if (a[p * m + c] == 0.0) {
+                det = 0.0;
+                break;
+            }
+            if (p != c) {
+                for (int64_t j = 0; j < m; j++) {
+                    double t = a[c * m + j];
+                    a[c * m + j] = a[p * m + j];
+                    a[p * m + j] = t;
+                }
+                det = -det;
+            }
+            double piv = a[c * m + c];
+            det *= piv;
+            for (int64_t r = c + 1; r < m; r++) {
+                double f = a[r * m + c] / piv;
+                for (int64_t j = c + 1; j < m; j++) a[r * m + j] -= f * a[c * m + j];
+            }
+        }
+        mrt_store_f64(y->dtype, y->data, b, det);
+    }
+    free(a);
+    return MRT_STATUS_OK;
+}
+
+/* ---- random ops: numpy's RandomState(seed) stream (ops_cpu/random.h), with the arithmetic of onnx.reference
+   (draw, round to the output type, scale, round, shift, round), so seeded nodes give its values */
+
+static void seed_stream(const mrt_op_ctx *ctx, mrt_mt19937 *s)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, "seed");
+    int64_t seed = 0; /* absent: a fixed seed, so runs stay reproducible */
+    if (a && a->type == MRT_ATTR_FLOAT && isfinite(a->f)) seed = (int64_t)a->f;
+    else if (a && a->type == MRT_ATTR_INT) seed = a->i;
+    mrt_mt_seed(s, (uint32_t)seed); /* RandomState(int(seed)); seeds outside [0, 2^32) wrap */
+}
+
+/* v rounded to dt and widened back */
+static double round_to(mrt_dtype dt, double v)
+{
+    uint64_t buf = 0;
+    mrt_store_f64(dt, &buf, 0, v);
+    return mrt_load_f64(dt, &buf, 0);
+}
+
+static mrt_status fill_random(mrt_op_ctx *ctx, bool normal)
+{
+    mrt_tensor *y = mrt_output(ctx, 0);
+    mrt_dtype dt = y->dtype;
+    int64_t n = mrt_tensor_numel(y);
+    mrt_mt19937 *s = malloc(sizeof *s);
+    if (!s) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    seed_stream(ctx, s);
+    double scale, shift;
+    if (normal) {
+        scale = round_to(dt, mrt_attr_float(ctx, "scale", 1.0f));
+        shift = round_to(dt, mrt_attr_float(ctx, "mean", 0.0f));
+    } else {
+        double low = mrt_attr_float(ctx, "low", 0.0f), high = mrt_attr_float(ctx, "high", 1.0f);
+        scale = round_to(dt, high - low);
+        shift = round_to(dt, low);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double v = round_to(dt, normal ? mrt_mt_gauss(s) : mrt_mt_double(s));
+        mrt_store_f64(dt, y->data, i, round_to(dt, v * scale) + shift);
+    }
+    free(s);
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_random_uniform(mrt_op_ctx *ctx) { return fill_random(ctx, false); }
+static mrt_status mrt_cpu_random_normal(mrt_op_ctx *ctx) { return fill_random(ctx, true); }
+
+static mrt_status mrt_cpu_bernoulli(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t n = mrt_tensor_numel(x);
+    for (int64_t i = 0; i < n; i++) {
+        double p = mrt_load_f64(x->dtype, x->data, i);
+        if (!(p >= 0.0 && p <= 1.0))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "probability %g at index %lld of 'input' is outside [0, 1]", p,
+                               (long long)i);
+    }
+    mrt_mt19937 *s = malloc(sizeof *s);
+    if (!s) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    seed_stream(ctx, s);
+    for (int64_t i = 0; i < n; i++) mrt_store_i64(y->dtype, y->data, i, mrt_mt_bernoulli(s, mrt_load_f64(x->dtype, x->data, i)));
+    free(s);
+    return MRT_STATUS_OK;
+}
+
+const mrt_kernel mrt_cpu_kernels_misc[] = {
+    {"", "Einsum", 12, mrt_cpu_einsum, NULL},
+    {"", "Det", 11, mrt_cpu_det, NULL},
+    {"", "Det", 22, mrt_cpu_det, NULL},
+    {"", "Bernoulli", 15, mrt_cpu_bernoulli, NULL},
+    {"", "Bernoulli", 22, mrt_cpu_bernoulli, NULL},
+    {"", "RandomUniform", 1, mrt_cpu_random_uniform, NULL},
+    {"", "RandomUniform", 22, mrt_cpu_random_uniform, NULL},
+    {"", "RandomNormal", 1, mrt_cpu_random_normal, NULL},
+    {"", "RandomNormal", 22, mrt_cpu_random_normal, NULL},
+    {"", "RandomUniformLike", 1, mrt_cpu_random_uniform, NULL},
+    {"", "RandomUniformLike", 22, mrt_cpu_random_uniform, NULL},
+    {"", "RandomNormalLike", 1, mrt_cpu_random_normal, NULL},
+    {"", "RandomNormalLike", 22, mrt_cpu_random_normal, NULL},
+    {0},
+};
