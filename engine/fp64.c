@@ -26,7 +26,7 @@ static bool attr_needs_rewrite(const mrt_node *n, const mrt_attr *a)
 {
     if (a->type == MRT_ATTR_INT &&
         (strcmp(a->name, "to") == 0 || strcmp(a->name, "dtype") == 0 || strcmp(a->name, "output_dtype") == 0 ||
-         strcmp(a->name, "stash_type") == 0))
+         strcmp(a->name, "stash_type") == 0 || strcmp(a->name, "output_datatype") == 0))
         return mrt_fp64_widens((mrt_dtype)a->i);
     if (a->type == MRT_ATTR_TENSOR && a->t) return mrt_fp64_widens(a->t->dtype);
     if (strcmp(n->op_type, "Constant") == 0 && !n->domain[0])

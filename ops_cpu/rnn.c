@@ -1,7 +1,8 @@
 /* CPU kernels: RNN, GRU, LSTM (7, 14, 22), every attribute of the spec (directions, activations with alpha/beta,
  * clip, sequence_lens, initial states, peepholes, input_forget, linear_before_reset, layout 0/1). float and
  * double through BLAS GEMMs (one for the input projection of all steps, one per step for the recurrence);
- * float16/bfloat16 computed in float. Clip bounds every activation's input, h(Ct) included. */
+ * float16/bfloat16 computed in float. Clip bounds the gates' pre-activations; like ONNX Runtime, LSTM's h(Ct) takes
+ * the unclipped cell state. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -95,7 +95,7 @@ static void RT_FN(rnn_direction)(const mrt_rnn_desc *d, const rnn_io *io, int di
                     double cn = fg * cp + ig * cg;
                     double og = mrt_rnn_act_apply(&act[0], clipv(d, (double)xr[H + j] + (double)g[H + j] + bias[H + j] +
                                                                         po * cn));
-                    hn = og * mrt_rnn_act_apply(&act[2], clipv(d, cn));
+                    hn = og * mrt_rnn_act_apply(&act[2], cn);
                     c[b * H + j] = (RT_T)cn;
                 }
                 hb[j] = (RT_T)hn;

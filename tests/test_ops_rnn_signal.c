@@ -288,7 +288,7 @@ Test(rnn, activations_alpha_beta)
     }
 }
 
-/* Large weights with a clip threshold: every activation input (h(Ct) of LSTM included) is bounded. */
+/* Large weights with a clip threshold: every gate's pre-activation is bounded (LSTM's h(Ct) is not). */
 Test(rnn, clip)
 {
     th_rng r;

@@ -167,7 +167,7 @@ bool rs_rnn_run(const rs_rnn *p, double *y, double *yh, double *yc)
                         double ct = fn_eval(g, clipped(p, XW(3, j) + HR(3, j, h) + WB(3, j) + RB(3, j)));
                         cn[j] = ft * c[j] + it * ct;
                         double ot = fn_eval(f, clipped(p, XW(1, j) + HR(1, j, h) + po * cn[j] + WB(1, j) + RB(1, j)));
-                        hn[j] = ot * fn_eval(hf, clipped(p, cn[j]));
+                        hn[j] = ot * fn_eval(hf, cn[j]); /* the cell state is not clipped (as ONNX Runtime) */
                     }
                     memcpy(c, cn, sizeof(double) * (size_t)H);
                 }
