@@ -26,8 +26,17 @@ static mrt_status infer_rotary(mrt_op_ctx *ctx)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "cos_cache %s / sin_cache %s must be %s[%s, %lld]",
                            mrt_tensor_describe(cosc, a, sizeof a), mrt_tensor_describe(sinc, b, sizeof b),
                            mrt_dtype_name(x->dtype), pos ? "max_position" : "batch, sequence", (long long)(rot / 2));
-    if (pos && (pos->dtype != MRT_DTYPE_INT64 || pos->rank != 2))
-        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "position_ids must be int64 [batch, sequence]");
+    int64_t batch = x->shape[0], seq = x->rank == 4 ? x->shape[2] : x->shape[1];
+    if (pos && (pos->dtype != MRT_DTYPE_INT64 || pos->rank != 2 || pos->shape[0] != batch || pos->shape[1] != seq))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "position_ids %s must be int64[%lld, %lld] (batch, sequence)",
+                           mrt_tensor_describe(pos, a, sizeof a), (long long)batch, (long long)seq);
+    if (!pos && (cosc->shape[0] != batch || cosc->shape[1] != seq || sinc->shape[0] != batch || sinc->shape[1] != seq))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "without position_ids, cos_cache %s and sin_cache %s must be "
+                           "[%lld, %lld, %lld] (batch, sequence, rotary_dim/2)",
+                           mrt_tensor_describe(cosc, a, sizeof a), mrt_tensor_describe(sinc, b, sizeof b),
+                           (long long)batch, (long long)seq, (long long)(rot / 2));
+    if (pos && (sinc->shape[0] != cosc->shape[0]))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "cos_cache and sin_cache have different lengths");
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
