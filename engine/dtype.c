@@ -254,9 +254,7 @@ void mrt_store_f64(mrt_dtype dt, void *d, int64_t i, double v)
     default:
         if (mrt_dtype_is_integer(dt)) {
             /* out-of-range float->int is undefined in C: saturate instead */
-            int64_t iv = isnan(v) ? 0 : v >= 9.2233720368547758e18 ? INT64_MAX
-                       : v <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)v;
-            mrt_store_i64(dt, d, i, iv);
+            mrt_store_i64(dt, d, i, mrt_f64_to_i64_sat(v));
         }
         return;
     }

@@ -24,6 +24,16 @@ static inline float mrt_bf16_to_f32(mrt_bf16 b)
 }
 mrt_bf16 mrt_f32_to_bf16(float f); /* round to nearest even; NaN kept quiet */
 
+/* double -> int64 without C's undefined behaviour: NaN -> 0, out of range -> INT64_MIN/INT64_MAX. Use it wherever a
+   value that a model or an input controls becomes an integer (coordinates, sizes, seeds). */
+static inline int64_t mrt_f64_to_i64_sat(double v)
+{
+    if (v != v) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
 /* Read element i of a numeric/bool tensor buffer as double / int64 (any dtype up to 64 bits, incl.
    float16/bfloat16/float8/int4 families). */
 double mrt_load_f64(mrt_dtype dt, const void *data, int64_t i);

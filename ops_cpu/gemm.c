@@ -41,13 +41,6 @@ GEMM_FLOAT(float, f32, mrt_lin_sgemm)
 GEMM_FLOAT(double, f64, mrt_lin_dgemm)
 
 /* Integer results: exact wrapping arithmetic when alpha = beta = 1, otherwise through double. */
-static int64_t scale_to_int(double v)
-{
-    if (!(v == v)) return 0;
-    if (v >= 9.2e18) return INT64_MAX;
-    if (v <= -9.2e18) return INT64_MIN;
-    return (int64_t)v;
-}
 
 #define GEMM_INT(T, SUF)                                                                                           \
     static void gemm_##SUF(const gemm_args *g, const T *a, const T *b, const T *c, T *y)                           \
@@ -66,7 +59,7 @@ static int64_t scale_to_int(double v)
                     y[i * g->n + j] = (T)(acc + (uint64_t)cv);                                                     \
                 } else {                                                                                           \
                     double v = g->alpha * (double)(T)acc + (g->has_c ? g->beta * (double)cv : 0.0);                \
-                    y[i * g->n + j] = (T)scale_to_int(v);                                                          \
+                    y[i * g->n + j] = (T)mrt_f64_to_i64_sat(v);                                                          \
                 }                                                                                                  \
             }                                                                                                      \
     }

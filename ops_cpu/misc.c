@@ -306,7 +306,8 @@ static void seed_stream(const mrt_op_ctx *ctx, mrt_mt19937 *s)
 {
     const mrt_attr *a = mrt_node_attr(ctx->node, "seed");
     int64_t seed = 0; /* absent: a fixed seed, so runs stay reproducible */
-    if (a && a->type == MRT_ATTR_FLOAT && isfinite(a->f)) seed = (int64_t)a->f;
+    /* fmod first: a float seed past int64's range must not overflow the cast (only its value mod 2^32 matters) */
+    if (a && a->type == MRT_ATTR_FLOAT && isfinite(a->f)) seed = mrt_f64_to_i64_sat(fmod(trunc(a->f), 4294967296.0));
     else if (a && a->type == MRT_ATTR_INT) seed = a->i;
     mrt_mt_seed(s, (uint32_t)seed); /* RandomState(int(seed)); seeds outside [0, 2^32) wrap */
 }

@@ -75,22 +75,22 @@ static mrt_status build_axis(mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t
         if (t->n == 1) {
             double f = floor(x), frac = x - f;
             int64_t i;
-            if (strcmp(nearest_mode, "floor") == 0) i = (int64_t)f;
-            else if (strcmp(nearest_mode, "ceil") == 0) i = (int64_t)ceil(x);
-            else if (strcmp(nearest_mode, "round_prefer_ceil") == 0) i = frac == 0.5 ? (int64_t)f + 1 : (int64_t)floor(x + 0.5);
-            else i = frac == 0.5 ? (int64_t)f : (int64_t)floor(x + 0.5); /* round_prefer_floor */
+            if (strcmp(nearest_mode, "floor") == 0) i = mrt_f64_to_i64_sat(f);
+            else if (strcmp(nearest_mode, "ceil") == 0) i = mrt_f64_to_i64_sat(ceil(x));
+            else if (strcmp(nearest_mode, "round_prefer_ceil") == 0) i = frac == 0.5 ? mrt_f64_to_i64_sat(f + 1) : mrt_f64_to_i64_sat(floor(x + 0.5));
+            else i = frac == 0.5 ? mrt_f64_to_i64_sat(f) : mrt_f64_to_i64_sat(floor(x + 0.5)); /* round_prefer_floor */
             ix[0] = clamp_index(i, in);
             w[0] = 1;
         } else if (t->n == 2) {
             double f = floor(x), frac = x - f;
-            ix[0] = clamp_index((int64_t)f, in);
-            ix[1] = clamp_index((int64_t)f + 1, in);
+            ix[0] = clamp_index(mrt_f64_to_i64_sat(f), in);
+            ix[1] = clamp_index(mrt_f64_to_i64_sat(f + 1), in);
             w[0] = 1 - frac;
             w[1] = frac;
         } else {
             double f = floor(x), frac = x - f, sum = 0;
             for (int k = 0; k < 4; k++) {
-                int64_t i = (int64_t)f - 1 + k;
+                int64_t i = mrt_f64_to_i64_sat(f - 1 + k);
                 w[k] = cubic_weight(frac - (k - 1), a);
                 if (exclude && (i < 0 || i >= in)) w[k] = 0;
                 ix[k] = clamp_index(i, in);
@@ -154,7 +154,7 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
             }
         }
         if (fl) mrt_store_f64(y->dtype, y->data, e, acc);
-        else mrt_store_i64(y->dtype, y->data, e, (int64_t)nearbyint(acc));
+        else mrt_store_i64(y->dtype, y->data, e, mrt_f64_to_i64_sat(nearbyint(acc)));
         for (int d = r - 1; d >= 0 && ++o_idx[d] == y->shape[d]; d--) o_idx[d] = 0;
     }
     for (int d = 0; d < r; d++) {

@@ -275,7 +275,7 @@ static mrt_status mrt_cpu_stft(mrt_op_ctx *ctx)
 static void store_num(mrt_tensor *y, int64_t i, double v)
 {
     if (mrt_dtype_is_float(y->dtype)) mrt_store_f64(y->dtype, y->data, i, v);
-    else mrt_store_i64(y->dtype, y->data, i, (int64_t)v);
+    else mrt_store_i64(y->dtype, y->data, i, mrt_f64_to_i64_sat(v));
 }
 
 /* Triangular filters between mel-spaced points mapped to DFT bins (the spec's reference algorithm, which

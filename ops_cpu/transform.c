@@ -238,7 +238,7 @@ static mrt_status mrt_cpu_pad(mrt_op_ctx *ctx)
     } else if (ctx->opset < 11) {
         double v = mrt_attr_float(ctx, "value", 0.0f);
         if (mrt_dtype_is_float(x->dtype)) mrt_store_f64(x->dtype, cval.data, 0, v);
-        else mrt_store_i64(x->dtype, cval.data, 0, (int64_t)v);
+        else mrt_store_i64(x->dtype, cval.data, 0, mrt_f64_to_i64_sat(v));
     }
     if (r == 0) {
         mrt_mover_copy(&m, y->data, 0, x->data, 0, 1);

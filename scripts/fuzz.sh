@@ -2,10 +2,18 @@
 # Build the libFuzzer targets with clang and run each for SECONDS (default 30) on seed corpora taken from the
 # ONNX conformance data and the test fixtures. New crashes are written to build-fuzz/crashes/<target>/.
 # usage: sh scripts/fuzz.sh [SECONDS] [TARGET...]   (see tests/fuzz/README.md for long runs)
+#        sh scripts/fuzz.sh ci [TARGET...]          a fixed seed and a fixed number of runs per target, from a
+#                                                   fresh corpus: the same inputs on every CI run, so a red CI is
+#                                                   reproducible and never depends on the machine's speed
 set -eu
 cd "$(dirname "$0")/.."
 secs="${1:-30}"
 [ $# -gt 0 ] && shift
+ci_runs() { # about 30 s each on a 2-core CI machine under ASan+UBSan
+    case "$1" in
+    fuzz_model) echo 250000 ;; fuzz_npy) echo 5000000 ;; fuzz_npz) echo 100000 ;; fuzz_tensor_proto) echo 2000000 ;;
+    esac
+}
 targets="${*:-fuzz_model fuzz_npy fuzz_npz fuzz_tensor_proto}"
 command -v clang >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; }
 sh scripts/install-deps.sh
@@ -13,6 +21,7 @@ CC=clang cmake -S . -B build-fuzz -DMRT_FUZZ=ON -DMRT_CUDA=OFF -DMRT_BUILD_BENCH
 cmake --build build-fuzz -j"$(nproc)" >/dev/null
 onnx="${MRT_ONNX_TESTS_DIR:-../shared/onnx-tests}"
 work=build-fuzz/corpus
+[ "$secs" = ci ] && work=build-fuzz/corpus-ci && rm -rf "$work"
 mkdir -p "$work" build-fuzz/crashes
 seed() { # target, then files to copy as seeds (once)
     t="$1"; shift
@@ -30,8 +39,15 @@ for t in $targets; do
     fuzz_npz) seed "$t" tests/fuzz/seeds/npz/*.npz tests/fuzz/regressions/npz/* ;;
     esac
     mkdir -p "build-fuzz/crashes/$t"
-    echo "== $t: ${secs}s"
-    if ! build-fuzz/tests/fuzz/"$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1000000 \
+    if [ "$secs" = ci ]; then
+        budget="-seed=1 -runs=$(ci_runs "$t")"
+        echo "== $t: $(ci_runs "$t") runs, seed 1"
+    else
+        budget="-max_total_time=$secs"
+        echo "== $t: ${secs}s"
+    fi
+    # shellcheck disable=SC2086
+    if ! build-fuzz/tests/fuzz/"$t" $budget -timeout=10 -rss_limit_mb=2048 -max_len=1000000 \
         -dict=tests/fuzz/onnx.dict -artifact_prefix="build-fuzz/crashes/$t/" -print_final_stats=1 \
         "$work/$t" 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" ; then
         :

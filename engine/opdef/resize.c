@@ -97,7 +97,7 @@ mrt_status mrt_resize_plan(mrt_op_ctx *ctx, mrt_resize_geometry *g, bool *need_d
                 g->scale[a] = x->shape[a] ? (double)s[i] / (double)x->shape[a] : 1;
             } else {
                 g->scale[a] = common;
-                g->out[a] = (int64_t)floor(common * (double)x->shape[a] + 0.5);
+                g->out[a] = mrt_f64_to_i64_sat(floor(common * (double)x->shape[a] + 0.5));
             }
         }
     } else {
@@ -114,7 +114,7 @@ mrt_status mrt_resize_plan(mrt_op_ctx *ctx, mrt_resize_geometry *g, bool *need_d
             if (!(v[i] > 0)) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "scale %g on axis %d must be positive", v[i], a);
             g->scale[a] = v[i];
             double len = (double)x->shape[a] * (tf_crop ? g->roi_end[a] - g->roi_start[a] : 1.0);
-            g->out[a] = (int64_t)floor(len * v[i]);
+            g->out[a] = mrt_f64_to_i64_sat(floor(len * v[i]));
         }
     }
     return MRT_STATUS_OK;
