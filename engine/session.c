@@ -287,6 +287,15 @@ static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
     if (nd->n_outputs < d->min_outputs || (d->max_outputs >= 0 && nd->n_outputs > d->max_outputs))
         return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): has %d outputs, expected %d to %d", nd->name,
                         nd->op_type, nd->n_outputs, d->min_outputs, d->max_outputs);
+    /* "" marks an omitted optional argument; the first min_* ones are required, and kernels rely on them */
+    for (int i = 0; i < d->min_inputs && i < nd->n_inputs; i++)
+        if (nd->inputs[i] < 0)
+            return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): input %d is required but its name is empty",
+                            nd->name, nd->op_type, i);
+    for (int i = 0; i < d->min_outputs && i < nd->n_outputs; i++)
+        if (nd->outputs[i] < 0)
+            return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): output %d is required but its name is empty",
+                            nd->name, nd->op_type, i);
     return MRT_STATUS_OK;
 }
 

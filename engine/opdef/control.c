@@ -32,7 +32,7 @@ const mrt_opdef mrt_opdefs_control[] = {
     {"", "Loop", 19, 2, -1, 1, -1, infer_by_kernel, SUB},
     {"", "Loop", 21, 2, -1, 1, -1, infer_by_kernel, SUB},
     {"", "Loop", 23, 2, -1, 1, -1, infer_by_kernel, SUB},
-    {"", "Scan", 8, 2, -1, 1, -1, infer_by_kernel, SUB},
+    {"", "Scan", 8, 0, -1, 1, -1, infer_by_kernel, SUB}, /* input 0 (sequence_lens) may be ""; the kernel checks the count */
     {"", "Scan", 9, 1, -1, 1, -1, infer_by_kernel, SUB},
     {"", "Scan", 11, 1, -1, 1, -1, infer_by_kernel, SUB},
     {"", "Scan", 16, 1, -1, 1, -1, infer_by_kernel, SUB},
