@@ -30,6 +30,8 @@ typedef struct bound_inputs {
 } bound_inputs;
 /* Bind one --input argument ("NAME=PATH", or "PATH" for the next unbound input); returns an exit status. */
 int bind_arg(bound_inputs *b, const mrt_model *m, const char *arg);
+/* Bind a tensor (ownership passes to b, also on failure); returns an exit status. */
+int bind_tensor(bound_inputs *b, const char *name, mrt_tensor t);
 void bound_free(bound_inputs *b);
 /* The file part of an --input argument. */
 const char *input_arg_path(const char *arg);
@@ -40,3 +42,4 @@ int cmd_ops(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_bench(int argc, char **argv);

@@ -13,7 +13,7 @@ static bool has_suffix(const char *s, const char *suf)
     return ls >= lf && strcmp(s + ls - lf, suf) == 0;
 }
 
-static int bind(bound_inputs *b, const char *name, mrt_tensor t)
+int bind_tensor(bound_inputs *b, const char *name, mrt_tensor t)
 {
     for (int i = 0; i < b->n; i++)
         if (strcmp(b->names[i], name) == 0) {
@@ -90,7 +90,7 @@ int bind_arg(bound_inputs *b, const mrt_model *m, const char *arg)
         }
         for (int i = 0; i < n; i++) {
             if (rc == MRT_EXIT_OK)
-                rc = bind(b, names[i], ts[i]);
+                rc = bind_tensor(b, names[i], ts[i]);
             else
                 mrt_tensor_release(&ts[i]);
             free(names[i]);
@@ -131,7 +131,7 @@ int bind_arg(bound_inputs *b, const mrt_model *m, const char *arg)
             return MRT_EXIT_USAGE;
         }
     }
-    rc = bind(b, name, t);
+    rc = bind_tensor(b, name, t);
     free(name);
     return rc;
 }

@@ -15,6 +15,7 @@ static const char usage[] =
     "  conformance [--json FILE] [--require LIST] DIR...      run ONNX backend node tests\n"
     "  compare A B [--atol X] [--rtol X] [--json FILE]        compare tensors (.npy/.npz/dump folders)\n"
     "  diff MODEL --input ... [--against fp64|cpu|DIR]        first diverging node (chained + teacher-forced)\n"
+    "  bench MODEL [--input ...] [--json F] [--profile F]     latency statistics, per-node profile\n"
     "\n"
     "Run 'minirt <command> --help' for the options of a command.\n";
 
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "conformance") == 0) return cmd_conformance(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage, stdout);
         return MRT_EXIT_OK;
