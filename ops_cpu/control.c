@@ -329,7 +329,28 @@ static mrt_status scan_v8(mrt_op_ctx *ctx, const scan_spec *base)
     const mrt_tensor *lens = mrt_input(ctx, 0);
     const mrt_tensor *first = mrt_input(ctx, 1 + sp.n_state);
     if (!first || first->rank < 2) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "scan inputs must be [batch, seq, ...]");
-    int64_t batch = first->shape[0];
+    int64_t batch = first->shape[0], seq = first->shape[1];
+    /* every state and scan input is sliced per batch entry: check the leading axes before any slicing */
+    for (int i = 0; i < sp.n_state + sp.n_scan_in; i++) {
+        const mrt_tensor *t = mrt_input(ctx, 1 + i);
+        bool scan = i >= sp.n_state;
+        char sb[160];
+        if (t && (t->rank < (scan ? 2 : 1) || t->shape[0] != batch || (scan && t->shape[1] != seq)))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                               "%s %d has shape %s; Scan-8 expects [%lld%s, ...] (batch%s of the first scan input)",
+                               scan ? "scan input" : "state", scan ? i - sp.n_state : i,
+                               mrt_shape_describe(t->rank, t->shape, sb, sizeof sb),
+                               (long long)batch, scan ? ", seq" : "", scan ? " and sequence length" : "");
+    }
+    if (lens && mrt_tensor_numel(lens) != batch)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "sequence_lens has %lld values for a batch of %lld",
+                           (long long)mrt_tensor_numel(lens), (long long)batch);
+    for (int64_t b = 0; lens && b < batch; b++) {
+        int64_t l = mrt_load_i64(lens->dtype, lens->data, b);
+        if (l < 0 || l > seq)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "sequence_lens[%lld] = %lld is outside [0, %lld]",
+                               (long long)b, (long long)l, (long long)seq);
+    }
     mrt_value *states = calloc((size_t)sp.n_state + 1, sizeof *states);
     const mrt_tensor **xs = calloc((size_t)sp.n_scan_in + 1, sizeof *xs);
     mrt_tensor *xb = calloc((size_t)sp.n_scan_in + 1, sizeof *xb);
@@ -349,7 +370,7 @@ static mrt_status scan_v8(mrt_op_ctx *ctx, const scan_spec *base)
             st = x ? take_slice(x, 0, b, &xb[j]) : mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "scan input %d is missing", j);
             xs[j] = &xb[j];
         }
-        int64_t len = first->shape[1];
+        int64_t len = seq;
         if (!st && lens) len = mrt_load_i64(lens->dtype, lens->data, b);
         stack_list *scans = calloc((size_t)sp.n_scan_out + 1, sizeof *scans);
         if (!st && !scans) st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
