@@ -127,10 +127,19 @@ const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i)
 
 /* ------------------------------------------------------------------ attributes */
 
+/* Remember the first attribute read with the wrong type (see mrt_attr_mismatch). */
+static void mismatch(const mrt_op_ctx *ctx, const mrt_attr *a, mrt_attr_type want)
+{
+    if (ctx->attr_mismatch && !ctx->attr_mismatch->name)
+        *ctx->attr_mismatch = (mrt_attr_mismatch){a->name, a->type, want};
+}
+
 int64_t mrt_attr_int(const mrt_op_ctx *ctx, const char *name, int64_t def)
 {
     const mrt_attr *a = mrt_node_attr(ctx->node, name);
-    return a && a->type == MRT_ATTR_INT ? a->i : def;
+    if (a && a->type == MRT_ATTR_INT) return a->i;
+    if (a) mismatch(ctx, a, MRT_ATTR_INT);
+    return def;
 }
 
 float mrt_attr_float(const mrt_op_ctx *ctx, const char *name, float def)
@@ -138,38 +147,50 @@ float mrt_attr_float(const mrt_op_ctx *ctx, const char *name, float def)
     const mrt_attr *a = mrt_node_attr(ctx->node, name);
     if (a && a->type == MRT_ATTR_FLOAT) return a->f;
     if (a && a->type == MRT_ATTR_INT) return (float)a->i;
+    if (a) mismatch(ctx, a, MRT_ATTR_FLOAT);
     return def;
 }
 
 const char *mrt_attr_string(const mrt_op_ctx *ctx, const char *name, const char *def)
 {
     const mrt_attr *a = mrt_node_attr(ctx->node, name);
-    return a && a->type == MRT_ATTR_STRING ? a->s : def;
+    if (a && a->type == MRT_ATTR_STRING) return a->s;
+    if (a) mismatch(ctx, a, MRT_ATTR_STRING);
+    return def;
 }
 
 bool mrt_attr_ints(const mrt_op_ctx *ctx, const char *name, const int64_t **v, int64_t *n)
 {
     const mrt_attr *a = mrt_node_attr(ctx->node, name);
-    if (a && a->type == MRT_ATTR_INTS) {
+    *v = NULL;
+    *n = 0;
+    if (!a) return false;
+    if (a->type == MRT_ATTR_INTS) {
         *v = a->ints;
         *n = a->n;
         return true;
     }
-    *v = NULL;
-    *n = 0;
+    if (a->type == MRT_ATTR_INT) {
+        *v = &a->i;
+        *n = 1;
+        return true;
+    }
+    mismatch(ctx, a, MRT_ATTR_INTS);
     return false;
 }
 
 bool mrt_attr_floats(const mrt_op_ctx *ctx, const char *name, const float **v, int64_t *n)
 {
     const mrt_attr *a = mrt_node_attr(ctx->node, name);
-    if (a && a->type == MRT_ATTR_FLOATS) {
+    *v = NULL;
+    *n = 0;
+    if (!a) return false;
+    if (a->type == MRT_ATTR_FLOATS) {
         *v = a->floats;
         *n = a->n;
         return true;
     }
-    *v = NULL;
-    *n = 0;
+    mismatch(ctx, a, MRT_ATTR_FLOATS);
     return false;
 }
 

@@ -30,6 +30,13 @@ typedef mrt_status (*mrt_run_fn)(mrt_op_ctx *ctx);
 
 struct mrt_exec; /* engine-private: session/plan state for subgraphs and allocation */
 
+/* The first attribute a kernel asked for with the wrong type (engine-private: the getters record it so that
+   the engine fails the node with a clear message instead of letting the default stand in silently). */
+typedef struct mrt_attr_mismatch {
+    const char *name;
+    mrt_attr_type got, want;
+} mrt_attr_mismatch;
+
 struct mrt_op_ctx {
     const mrt_node *node;
     const mrt_model *model;      /* for opsets and functions */
@@ -42,6 +49,7 @@ struct mrt_op_ctx {
     bool planning;               /* true during plan-time infer/folding */
     bool dynamic;                /* set by mrt_infer_dynamic() */
     struct mrt_exec *exec;       /* engine-private */
+    mrt_attr_mismatch *attr_mismatch; /* engine-private, may be NULL */
 };
 
 /* ---- inputs and outputs */
@@ -70,7 +78,9 @@ mrt_status mrt_output_take_value(mrt_op_ctx *ctx, int i, mrt_value *v);
 /* Input value i (tensor, sequence or none), or NULL when the input is omitted. */
 const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i);
 
-/* ---- attributes (by name; defaults when absent; type mismatches are reported by the _checked forms) */
+/* ---- attributes (by name; defaults when absent). An attribute of another type also gives the default, and
+   the engine then fails the node naming the attribute and both types. Accepted conversions: an int where a
+   float is asked for, an int where ints are asked for (a one-element list). */
 
 int64_t mrt_attr_int(const mrt_op_ctx *ctx, const char *name, int64_t def);
 float mrt_attr_float(const mrt_op_ctx *ctx, const char *name, float def);

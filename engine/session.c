@@ -305,12 +305,23 @@ typedef struct ctx_buf {
     const mrt_value **in;
     mrt_value **out;
     mrt_value *in_copy; /* plan-time views of inputs with data hidden when not constant */
+    mrt_attr_mismatch mismatch;
 } ctx_buf;
+
+/* A kernel that read an attribute of the wrong type got its default: fail the node instead (the type error
+   explains any later failure too, so it takes precedence). */
+static mrt_status attr_verdict(const ctx_buf *b, mrt_status st)
+{
+    if (!b->mismatch.name) return st;
+    return mrt_fail(MRT_STATUS_INVALID_MODEL, "attribute '%s' has type %s, expected %s", b->mismatch.name,
+                    mrt_attr_type_name(b->mismatch.got), mrt_attr_type_name(b->mismatch.want));
+}
 
 static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, mrt_op_ctx *ctx, ctx_buf *b)
 {
     const mrt_node *nd = step->shadow ? step->shadow : step->call_shadow ? step->call_shadow : &e->graph->nodes[step->node];
     size_t ni = (size_t)(nd->n_inputs ? nd->n_inputs : 1), no = (size_t)(nd->n_outputs ? nd->n_outputs : 1);
+    memset(&b->mismatch, 0, sizeof b->mismatch);
     b->in = calloc(ni, sizeof *b->in);
     b->out = calloc(no, sizeof *b->out);
     b->in_copy = calloc(ni, sizeof *b->in_copy);
@@ -337,6 +348,7 @@ static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, 
     ctx->n_threads = e->session->n_threads;
     ctx->planning = planning;
     ctx->exec = e;
+    ctx->attr_mismatch = &b->mismatch;
     return MRT_STATUS_OK;
 }
 
@@ -424,7 +436,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         mrt_status st = ctx_prepare(e, step, true, &ctx, &b);
         for (int i = 0; !st && i < nd->n_outputs; i++)
             if (b.out[i]) memset(b.out[i], 0, sizeof *b.out[i]);
-        if (!st) st = step->def->infer(&ctx);
+        if (!st) st = attr_verdict(&b, step->def->infer(&ctx));
         if (st) {
             ctx_release(&b);
             return node_error(nd, st);
@@ -437,7 +449,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
                 /* the kernel sees real data: every input is constant */
                 for (int i = 0; i < nd->n_inputs; i++)
                     if (nd->inputs[i] >= 0) b.in_copy[i] = e->vals[nd->inputs[i]];
-                st = step->kernel->run(&ctx);
+                st = attr_verdict(&b, step->kernel->run(&ctx));
             }
             if (!st) st = check_outputs_produced(e, nd);
             ctx_release(&b);
@@ -790,7 +802,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             if (!st && step->dynamic) {
                 for (int i = 0; i < nd->n_outputs; i++)
                     if (nd->outputs[i] >= 0) release_value(e, nd->outputs[i]);
-                st = step->def->infer(&ctx);
+                st = attr_verdict(&b, step->def->infer(&ctx));
                 if (!st && !ctx.dynamic) st = alloc_outputs(e, nd, MRT_ALLOC_RUN);
             } else if (!st) {
                 for (int i = 0; i < nd->n_outputs; i++) {
@@ -810,7 +822,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
                         b.in_copy[i] = rep;
                 }
             }
-            if (!st) st = step->kernel->run(&ctx);
+            if (!st) st = attr_verdict(&b, step->kernel->run(&ctx));
             if (!st) st = check_outputs_produced(e, nd);
             ctx_release(&b);
             if (st) return node_error(nd, st);

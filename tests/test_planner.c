@@ -101,3 +101,37 @@ Test(planner, shape_chain_folds_once_input_shapes_are_known)
     mrt_tensor_release(&x2);
     mrt_model_free(m);
 }
+
+/* An attribute of the wrong type fails the node with both types named, instead of the default standing in;
+   the accepted conversions (int for float, int for ints) still run. */
+Test(planner, attribute_type_mismatch_is_an_error)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("attribute_type_mismatch_is_an_error"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){2, 3}, -1, 1), y = {0};
+    th_case *c = th_begin("Softmax", "", 13);
+    th_input(c, &x);
+    th_attr_float(c, "axis", 0.0f);
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL);
+    cr_assert(strstr(mrt_last_error(), "attribute 'axis' has type float, expected int"), "%s", mrt_last_error());
+    th_free(c);
+
+    c = th_begin("Transpose", "", 13);
+    th_input(c, &x);
+    th_attr_int(c, "perm", 0); /* a one-element ints: rank 2 needs two, so the kernel's own check speaks */
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL);
+    cr_assert_null(strstr(mrt_last_error(), "has type"), "%s", mrt_last_error());
+    th_free(c);
+
+    c = th_begin("LeakyRelu", "", 16);
+    th_input(c, &x);
+    th_attr_int(c, "alpha", 2); /* int where a float is expected: accepted as 2.0 */
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    for (int i = 0; i < 6; i++) {
+        float v = ((float *)x.data)[i];
+        cr_assert_eq(((float *)y.data)[i], v < 0 ? 2 * v : v);
+    }
+    mrt_tensor_release(&y);
+    th_free(c);
+    mrt_tensor_release(&x);
+}

@@ -123,6 +123,10 @@ attr = model([helper.make_node("Transpose", ["x"], ["y"], perm=[0, 0])], [vi("x"
 add("transpose_bad_perm", save("transpose_bad_perm.onnx", attr), x23, 1, "")
 ax = model([helper.make_node("Softmax", ["x"], ["y"], axis=7)], [vi("x")], [vi("y")])
 add("softmax_axis_out_of_range", save("softmax_axis.onnx", ax), x23, 1, "")
+ax_f = model([helper.make_node("Softmax", ["x"], ["y"], axis=1.5)], [vi("x")], [vi("y")])
+add("attr_float_for_int", save("attr_float_for_int.onnx", ax_f), x23, 1, "")
+perm_s = model([helper.make_node("Transpose", ["x"], ["y"], perm="1,0")], [vi("x")], [vi("y")])
+add("attr_string_for_ints", save("attr_string_for_ints.onnx", perm_s), x23, 1, "")
 gat = model([helper.make_node("Gather", ["x", "i"], ["y"])], [vi("x")], [vi("y")],
             [numpy_helper.from_array(np.array([5], np.int64), "i")])
 add("gather_index_out_of_range", save("gather_oob.onnx", gat), x23, 1, "")
