@@ -673,14 +673,12 @@ static mrt_status zip_entry_data(const uint8_t *b, size_t len, const zip_entry *
     return MRT_STATUS_OK;
 }
 
-mrt_status mrt_npz_read_file(const char *path, int *n, char ***names, mrt_tensor **tensors)
+mrt_status mrt_npz_decode(const void *bytes, size_t len, const char *path, int *n, char ***names,
+                          mrt_tensor **tensors)
 {
     *n = 0;
     *names = NULL;
     *tensors = NULL;
-    void *bytes;
-    size_t len;
-    MRT_TRY(mrt_read_whole_file(path, &bytes, &len));
     const uint8_t *b = bytes;
     uint64_t n_entries = 0, cd_off = 0, cd_size = 0;
     mrt_status st = zip_find_cd(b, len, path, &n_entries, &cd_off, &cd_size);
@@ -733,7 +731,6 @@ mrt_status mrt_npz_read_file(const char *path, int *n, char ***names, mrt_tensor
         nm[count++] = e.name;
     }
 done:
-    free(bytes);
     if (st) {
         for (int k = 0; k < count; k++) {
             free(nm[k]);
@@ -747,6 +744,19 @@ done:
     *names = nm;
     *tensors = ts;
     return MRT_STATUS_OK;
+}
+
+mrt_status mrt_npz_read_file(const char *path, int *n, char ***names, mrt_tensor **tensors)
+{
+    void *bytes;
+    size_t len;
+    *n = 0;
+    *names = NULL;
+    *tensors = NULL;
+    MRT_TRY(mrt_read_whole_file(path, &bytes, &len));
+    mrt_status st = mrt_npz_decode(bytes, len, path, n, names, tensors);
+    free(bytes);
+    return st;
 }
 
 typedef struct grow_buf {

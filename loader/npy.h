@@ -30,6 +30,9 @@ mrt_status mrt_npy_encode(const mrt_tensor *t, void **bytes, size_t *len);
 /* Read every array of an .npz: *n arrays, *names[i] (malloc'd) and *tensors[i] (owned). Free each name and
    tensor, then both arrays. On failure nothing is returned (all outputs zeroed). */
 mrt_status mrt_npz_read_file(const char *path, int *n, char ***names, mrt_tensor **tensors);
+/* The same from bytes in memory; `path` only names the source in messages. */
+mrt_status mrt_npz_decode(const void *bytes, size_t len, const char *path, int *n, char ***names,
+                          mrt_tensor **tensors);
 mrt_status mrt_npz_write_file(const char *path, int n, const char *const *names, const mrt_tensor *tensors);
 
 #ifdef __cplusplus

@@ -11,7 +11,7 @@ secs="${1:-30}"
 [ $# -gt 0 ] && shift
 ci_runs() { # about 30 s each on a 2-core CI machine under ASan+UBSan
     case "$1" in
-    fuzz_model) echo 250000 ;; fuzz_npy) echo 5000000 ;; fuzz_npz) echo 100000 ;; fuzz_tensor_proto) echo 2000000 ;;
+    fuzz_model) echo 250000 ;; fuzz_npy) echo 5000000 ;; fuzz_npz) echo 3000000 ;; fuzz_tensor_proto) echo 2000000 ;;
     esac
 }
 targets="${*:-fuzz_model fuzz_npy fuzz_npz fuzz_tensor_proto}"
