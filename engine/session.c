@@ -505,6 +505,12 @@ static mrt_status plan_storage(mrt_exec *e)
             if (!arena_candidate(e, v)) continue;
             mv[v].size = nb ? nb : 1;
             mv[v].first_use = mv[v].last_use = s;
+            int x = i == 0 && nd->n_inputs > 0 ? nd->inputs[0] : -1;
+            /* same byte size and element width: x is not broadcast, so y[i] reads x[i] only (the planner's
+               aligned "fits" test alone would let a broadcast x be overwritten while still being read) */
+            if (x >= 0 && mv[x].size == mv[v].size && (step->def->flags & MRT_OPDEF_INPLACE) &&
+                mrt_dtype_bits(e->vals[x].tensor.dtype) == mrt_dtype_bits(e->vals[v].tensor.dtype))
+                mv[v].inplace_of = x; /* the planner grants it only if x dies at this step */
         }
         /* readers extend lifetimes, including values read from inside subgraphs */
         n_refs = 0;
@@ -809,6 +815,9 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
                     int v = nd->outputs[i];
                     if (v < 0 || e->vals[v].kind != MRT_VALUE_TENSOR || !e->vals[v].tensor.data) continue;
                     mrt_tensor *t = &e->vals[v].tensor;
+                    if (i == 0 && nd->n_inputs > 0 && nd->inputs[0] >= 0 && e->vals[nd->inputs[0]].kind == MRT_VALUE_TENSOR &&
+                        e->vals[nd->inputs[0]].tensor.data == t->data)
+                        continue; /* in place: the buffer holds input 0, which the kernel reads */
                     if (t->dtype == MRT_DTYPE_STRING) /* the previous run's strings */
                         for (int64_t k = 0, n = mrt_tensor_numel(t); k < n; k++) free(((char **)t->data)[k]);
                     memset(t->data, 0, mrt_tensor_nbytes(t));

@@ -300,8 +300,8 @@ static mrt_status infer_where(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ table */
 
-#define U(op, v) {"", op, v, 1, 1, 1, 1, infer_unary, 0}
-#define B(op, v) {"", op, v, 2, 2, 1, 1, infer_binary, 0}
+#define U(op, v) {"", op, v, 1, 1, 1, 1, infer_unary, MRT_OPDEF_INPLACE}
+#define B(op, v) {"", op, v, 2, 2, 1, 1, infer_binary, MRT_OPDEF_INPLACE}
 #define V(op, v) {"", op, v, 1, -1, 1, 1, infer_variadic, 0}
 
 const mrt_opdef mrt_opdefs_elementwise[] = {
@@ -339,9 +339,9 @@ const mrt_opdef mrt_opdefs_elementwise[] = {
     U("Gelu", 20),
     U("Mish", 18), U("Mish", 22),
     U("Swish", 24),
-    {"", "Clip", 1, 1, 1, 1, 1, infer_clip, 0}, {"", "Clip", 6, 1, 1, 1, 1, infer_clip, 0},
-    {"", "Clip", 11, 1, 3, 1, 1, infer_clip, 0}, {"", "Clip", 12, 1, 3, 1, 1, infer_clip, 0},
-    {"", "Clip", 13, 1, 3, 1, 1, infer_clip, 0},
+    {"", "Clip", 1, 1, 1, 1, 1, infer_clip, MRT_OPDEF_INPLACE}, {"", "Clip", 6, 1, 1, 1, 1, infer_clip, MRT_OPDEF_INPLACE},
+    {"", "Clip", 11, 1, 3, 1, 1, infer_clip, MRT_OPDEF_INPLACE}, {"", "Clip", 12, 1, 3, 1, 1, infer_clip, MRT_OPDEF_INPLACE},
+    {"", "Clip", 13, 1, 3, 1, 1, infer_clip, MRT_OPDEF_INPLACE},
 
     B("Add", 1), B("Add", 6), B("Add", 7), B("Add", 13), B("Add", 14),
     B("Sub", 1), B("Sub", 6), B("Sub", 7), B("Sub", 13), B("Sub", 14),
@@ -357,9 +357,9 @@ const mrt_opdef mrt_opdefs_elementwise[] = {
     B("Greater", 1), B("Greater", 7), B("Greater", 9), B("Greater", 13),
     B("LessOrEqual", 12), B("LessOrEqual", 16),
     B("GreaterOrEqual", 12), B("GreaterOrEqual", 16),
-    {"", "PRelu", 1, 2, 2, 1, 1, infer_prelu, 0}, {"", "PRelu", 6, 2, 2, 1, 1, infer_prelu, 0},
-    {"", "PRelu", 7, 2, 2, 1, 1, infer_prelu, 0}, {"", "PRelu", 9, 2, 2, 1, 1, infer_prelu, 0},
-    {"", "PRelu", 16, 2, 2, 1, 1, infer_prelu, 0},
+    {"", "PRelu", 1, 2, 2, 1, 1, infer_prelu, MRT_OPDEF_INPLACE}, {"", "PRelu", 6, 2, 2, 1, 1, infer_prelu, MRT_OPDEF_INPLACE},
+    {"", "PRelu", 7, 2, 2, 1, 1, infer_prelu, MRT_OPDEF_INPLACE}, {"", "PRelu", 9, 2, 2, 1, 1, infer_prelu, MRT_OPDEF_INPLACE},
+    {"", "PRelu", 16, 2, 2, 1, 1, infer_prelu, MRT_OPDEF_INPLACE},
     V("Max", 1), V("Max", 6), V("Max", 8), V("Max", 12), V("Max", 13),
     V("Min", 1), V("Min", 6), V("Min", 8), V("Min", 12), V("Min", 13),
     V("Sum", 1), V("Sum", 6), V("Sum", 8), V("Sum", 13),

@@ -277,12 +277,12 @@ static mrt_status infer_lrn(mrt_op_ctx *ctx)
 }
 
 const mrt_opdef mrt_opdefs_norm[] = {
-    {"", "BatchNormalization", 1, 5, 5, 1, 5, infer_batchnorm, 0},
-    {"", "BatchNormalization", 6, 5, 5, 1, 5, infer_batchnorm, 0},
-    {"", "BatchNormalization", 7, 5, 5, 1, 5, infer_batchnorm, 0},
-    {"", "BatchNormalization", 9, 5, 5, 1, 5, infer_batchnorm, 0},
-    {"", "BatchNormalization", 14, 5, 5, 1, 3, infer_batchnorm, 0},
-    {"", "BatchNormalization", 15, 5, 5, 1, 3, infer_batchnorm, 0},
+    {"", "BatchNormalization", 1, 5, 5, 1, 5, infer_batchnorm, MRT_OPDEF_INPLACE},
+    {"", "BatchNormalization", 6, 5, 5, 1, 5, infer_batchnorm, MRT_OPDEF_INPLACE},
+    {"", "BatchNormalization", 7, 5, 5, 1, 5, infer_batchnorm, MRT_OPDEF_INPLACE},
+    {"", "BatchNormalization", 9, 5, 5, 1, 5, infer_batchnorm, MRT_OPDEF_INPLACE},
+    {"", "BatchNormalization", 14, 5, 5, 1, 3, infer_batchnorm, MRT_OPDEF_INPLACE},
+    {"", "BatchNormalization", 15, 5, 5, 1, 3, infer_batchnorm, MRT_OPDEF_INPLACE},
     {"", "InstanceNormalization", 1, 3, 3, 1, 1, infer_instancenorm, 0},
     {"", "InstanceNormalization", 6, 3, 3, 1, 1, infer_instancenorm, 0},
     {"", "InstanceNormalization", 22, 3, 3, 1, 1, infer_instancenorm, 0},
