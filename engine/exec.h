@@ -28,6 +28,8 @@ typedef struct mrt_step {
     bool folded;                 /* computed at plan time; skipped at run (callback still fires) */
     bool dynamic;                /* infer runs again at run time */
     int64_t opset;
+    size_t ws_bytes;             /* workspace the kernel asked for in infer (mrt_workspace_request) */
+    size_t ws_offset;            /* its place in the arena (when planned: ws_bytes && arena) */
 } mrt_step;
 
 typedef struct mrt_session mrt_session;
@@ -51,6 +53,10 @@ typedef struct mrt_exec {
     size_t sig_len;
     void *arena;                 /* planned intermediate storage (NULL with no_mem_plan) */
     size_t arena_bytes;
+    void *scratch;               /* workspace for kernels the plan could not size (dynamic shapes, folding,
+                                    no_mem_plan): grown on demand, kept across runs */
+    size_t scratch_bytes;
+    int scratch_grows;           /* how often it grew (0 after the first run once shapes are stable) */
     /* statistics of the last plan */
     int nodes_before, nodes_after, inplace_count;
     size_t naive_bytes, lower_bound_bytes;
@@ -66,6 +72,8 @@ struct mrt_session {
 };
 
 mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mrt_exec **out);
+/* The unplanned-workspace fallback of mrt_workspace: e->scratch grown to at least `bytes`, or NULL. */
+void *mrt_exec_scratch(mrt_exec *e, size_t bytes);
 void mrt_exec_free(mrt_exec *e);
 /* Bind values to the graph's inputs (n == graph->n_inputs; a NONE entry keeps the initializer default)
    and run: plans first when the input signature changed. */

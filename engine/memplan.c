@@ -169,22 +169,70 @@ static mrt_status greedy_by_size(int n_values, const mrt_memplan_value *vals, si
 static mrt_status best_fit_in_order(int n_values, const mrt_memplan_value *vals, size_t alignment,
                                     mrt_memplan_result *res);
 
+/* The greedy pass honours in-place reuse by merging each granted chain (u, then v over u's block, ...) into one
+   interval placed as a unit: a value v takes over u when u dies at the step that makes v, u is not taken yet,
+   and v fits in u's aligned size. Returns the number of takeovers; root[i] is i's chain head. */
+static int merge_inplace_chains(int n_values, const mrt_memplan_value *vals, size_t alignment, int *root,
+                                mrt_memplan_value *merged)
+{
+    int *by_first = malloc((size_t)(n_values > 0 ? n_values : 1) * sizeof(int));
+    unsigned char *taken = calloc((size_t)(n_values > 0 ? n_values : 1), 1);
+    int n = 0, count = 0;
+    for (int i = 0; i < n_values; i++) {
+        root[i] = i;
+        merged[i] = vals[i];
+        merged[i].inplace_of = -1;
+        if (vals[i].size && by_first) by_first[n++] = i;
+    }
+    if (!by_first || !taken) {
+        free(by_first);
+        free(taken);
+        return 0; /* no merging: still a valid (if larger) plan */
+    }
+    sort_by(by_first, n, vals, false);
+    for (int k = 0; k < n; k++) {
+        int v = by_first[k], u = vals[v].inplace_of;
+        if (u < 0 || u >= n_values || !vals[u].size || taken[u] || vals[u].last_use != vals[v].first_use ||
+            vals[u].first_use >= vals[v].first_use || align_up(vals[v].size, alignment) > align_up(vals[u].size, alignment))
+            continue;
+        taken[u] = 1;
+        int r = root[u];
+        root[v] = r;
+        if (vals[v].last_use > merged[r].last_use) merged[r].last_use = vals[v].last_use;
+        merged[v].size = 0; /* placed with its chain head */
+        count++;
+    }
+    free(by_first);
+    free(taken);
+    return count;
+}
+
 mrt_status mrt_memplan(int n_values, const mrt_memplan_value *vals, size_t alignment, mrt_memplan_result *res)
 {
     if (alignment == 0 || (alignment & (alignment - 1)))
         return mrt_fail(MRT_STATUS_INVALID_ARG, "memory planner: alignment %zu is not a power of two", alignment);
     if (n_values < 0) return mrt_fail(MRT_STATUS_INVALID_ARG, "memory planner: %d values", n_values);
     MRT_TRY(best_fit_in_order(n_values, vals, alignment, res));
-    if (res->inplace_count > 0) return MRT_STATUS_OK; /* the greedy pass does not reuse blocks in place */
-    size_t *off = malloc((size_t)(n_values > 0 ? n_values : 1) * sizeof *off), peak = 0;
-    if (!off) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (memory planner)");
-    for (int i = 0; i < n_values; i++) off[i] = 0;
-    mrt_status st = greedy_by_size(n_values, vals, alignment, off, &peak);
-    if (!st && peak < res->peak) {
-        memcpy(res->offsets, off, (size_t)n_values * sizeof *off);
-        res->peak = peak;
+    size_t cnt = (size_t)(n_values > 0 ? n_values : 1), *off = malloc(cnt * sizeof *off), peak = 0;
+    int *root = malloc(cnt * sizeof *root);
+    mrt_memplan_value *merged = malloc(cnt * sizeof *merged);
+    mrt_status st = MRT_STATUS_OK;
+    if (!off || !root || !merged) {
+        st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (memory planner)");
+        goto done;
     }
+    for (int i = 0; i < n_values; i++) off[i] = 0;
+    int inplace = merge_inplace_chains(n_values, vals, alignment, root, merged);
+    st = greedy_by_size(n_values, merged, alignment, off, &peak);
+    if (!st && peak < res->peak) {
+        for (int i = 0; i < n_values; i++) res->offsets[i] = vals[i].size ? off[root[i]] : 0;
+        res->peak = peak;
+        res->inplace_count = inplace;
+    }
+done:
     free(off);
+    free(root);
+    free(merged);
     return st;
 }
 

@@ -10,7 +10,8 @@
  *     also does in-place reuse;
  *  2. largest value first: each at the best-fitting gap among the already placed values whose lifetimes overlap
  *     its own. It wins on graphs whose big and small tensors interleave (MobileNetV2: 1.167 -> see
- *     docs/memory.md), where the in-order pass fragments. */
+ *     docs/memory.md), where the in-order pass fragments. In-place takeovers are merged first into chains
+ *     (one interval per chain), so this pass reuses blocks in place too. */
 #pragma once
 
 #include <stddef.h>

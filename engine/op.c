@@ -125,6 +125,18 @@ const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i)
     return i >= 0 && i < ctx->n_inputs ? ctx->inputs[i] : NULL;
 }
 
+/* ------------------------------------------------------------------ workspaces */
+
+void mrt_workspace_request(mrt_op_ctx *ctx, size_t bytes) { ctx->workspace_request = bytes; }
+
+void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes)
+{
+    if (ctx->workspace && bytes <= ctx->workspace_bytes) return ctx->workspace;
+    void *p = ctx->exec ? mrt_exec_scratch(ctx->exec, bytes) : NULL;
+    if (!p) mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %zu-byte kernel workspace)", bytes);
+    return p;
+}
+
 /* ------------------------------------------------------------------ attributes */
 
 /* Remember the first attribute read with the wrong type (see mrt_attr_mismatch). */

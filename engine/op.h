@@ -50,6 +50,9 @@ struct mrt_op_ctx {
     bool dynamic;                /* set by mrt_infer_dynamic() */
     struct mrt_exec *exec;       /* engine-private */
     mrt_attr_mismatch *attr_mismatch; /* engine-private, may be NULL */
+    size_t workspace_request;    /* set by mrt_workspace_request in infer */
+    void *workspace;             /* in run: the planned workspace, or NULL (see mrt_workspace) */
+    size_t workspace_bytes;
 };
 
 /* ---- inputs and outputs */
@@ -77,6 +80,15 @@ mrt_status mrt_output_take_sequence(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int
 mrt_status mrt_output_take_value(mrt_op_ctx *ctx, int i, mrt_value *v);
 /* Input value i (tensor, sequence or none), or NULL when the input is omitted. */
 const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i);
+
+/* ---- workspaces: scratch memory planned like a value that lives for one step, so that nothing allocates
+   inside a run. Infer says how many bytes the kernel will need; run fetches them, once per call (carve
+   several buffers out of one request). Without a plan (dynamic shapes, folding, --no-mem-plan) the engine
+   serves the request from a buffer it grows on demand and keeps across runs. */
+void mrt_workspace_request(mrt_op_ctx *ctx, size_t bytes);
+/* At least `bytes`, 64-byte aligned, valid until the kernel returns; NULL (with a failed status from
+   mrt_op_fail already set) only when the memory can't be had. */
+void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes);
 
 /* ---- attributes (by name; defaults when absent). An attribute of another type also gives the default, and
    the engine then fails the node naming the attribute and both types. Accepted conversions: an int where a

@@ -83,10 +83,25 @@ mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mr
     return MRT_STATUS_OK;
 }
 
+void *mrt_exec_scratch(mrt_exec *e, size_t bytes)
+{
+    if (bytes <= e->scratch_bytes && e->scratch) return e->scratch;
+    if (bytes > SIZE_MAX - MRT_ARENA_ALIGN || mrt_check_alloc(bytes, "a kernel workspace") != MRT_STATUS_OK) return NULL;
+    size_t rounded = (bytes + MRT_ARENA_ALIGN - 1) & ~(size_t)(MRT_ARENA_ALIGN - 1);
+    void *p = aligned_alloc(MRT_ARENA_ALIGN, rounded ? rounded : MRT_ARENA_ALIGN);
+    if (!p) return NULL;
+    free(e->scratch);
+    e->scratch = p;
+    e->scratch_bytes = rounded;
+    e->scratch_grows++;
+    return p;
+}
+
 void mrt_exec_free(mrt_exec *e)
 {
     if (!e) return;
     if (e->vals) release_plan(e);
+    free(e->scratch);
     free(e->vals);
     free(e->state);
     free(e->alloc);
@@ -442,6 +457,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
             return node_error(nd, st);
         }
         step->dynamic = ctx.dynamic;
+        step->ws_bytes = ctx.workspace_request;
         if (!step->dynamic && foldable(e, step)) {
             st = alloc_outputs(e, nd, MRT_ALLOC_PLAN);
             if (!st) {
@@ -484,15 +500,17 @@ static mrt_status plan_storage(mrt_exec *e)
 {
     const mrt_graph *g = e->graph;
     int nv = g->n_values;
-    mrt_memplan_value *mv = calloc((size_t)(nv ? nv : 1), sizeof *mv);
-    size_t *offsets = calloc((size_t)(nv ? nv : 1), sizeof *offsets);
+    /* entries [0, nv) are the graph's values, [nv, nv + n_steps) the steps' workspaces */
+    int nm = nv + e->n_steps;
+    mrt_memplan_value *mv = calloc((size_t)(nm ? nm : 1), sizeof *mv);
+    size_t *offsets = calloc((size_t)(nm ? nm : 1), sizeof *offsets);
     int *refs = NULL, n_refs = 0, cap_refs = 0;
     mrt_status st = MRT_STATUS_OK;
     if (!mv || !offsets) {
         st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (memory plan)");
         goto done;
     }
-    for (int i = 0; i < nv; i++) mv[i].inplace_of = -1;
+    for (int i = 0; i < nm; i++) mv[i].inplace_of = -1;
     size_t naive = 0;
     for (int s = 0; s < e->n_steps; s++) {
         const mrt_step *step = &e->steps[s];
@@ -512,6 +530,11 @@ static mrt_status plan_storage(mrt_exec *e)
                 mrt_dtype_bits(e->vals[x].tensor.dtype) == mrt_dtype_bits(e->vals[v].tensor.dtype))
                 mv[v].inplace_of = x; /* the planner grants it only if x dies at this step */
         }
+        if (!step->folded && !step->dynamic && step->ws_bytes) {
+            mv[nv + s].size = step->ws_bytes;
+            mv[nv + s].first_use = mv[nv + s].last_use = s;
+            naive += step->ws_bytes;
+        }
         /* readers extend lifetimes, including values read from inside subgraphs */
         n_refs = 0;
         for (int a = 0; a < nd->n_attrs && !st; a++) {
@@ -527,10 +550,10 @@ static mrt_status plan_storage(mrt_exec *e)
         }
     }
     e->naive_bytes = naive;
-    e->lower_bound_bytes = mrt_memplan_lower_bound(nv, mv, MRT_ARENA_ALIGN);
+    e->lower_bound_bytes = mrt_memplan_lower_bound(nm, mv, MRT_ARENA_ALIGN);
     if (!e->session->opt.no_mem_plan) {
         mrt_memplan_result res = {offsets, 0, 0};
-        st = mrt_memplan(nv, mv, MRT_ARENA_ALIGN, &res);
+        st = mrt_memplan(nm, mv, MRT_ARENA_ALIGN, &res);
         if (st) goto done;
         e->arena_bytes = res.peak;
         e->inplace_count = res.inplace_count;
@@ -548,6 +571,7 @@ static mrt_status plan_storage(mrt_exec *e)
             e->vals[v].tensor.data = (char *)e->arena + offsets[v];
             e->alloc[v] = MRT_ALLOC_BORROWED;
         }
+        for (int s = 0; s < e->n_steps; s++) e->steps[s].ws_offset = offsets[nv + s];
     }
     for (int s = 0; s < e->n_steps && !st; s++) {
         const mrt_step *step = &e->steps[s];
@@ -805,6 +829,10 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             mrt_op_ctx ctx;
             ctx_buf b;
             st = ctx_prepare(e, step, false, &ctx, &b);
+            if (e->arena && step->ws_bytes && !step->dynamic) {
+                ctx.workspace = (char *)e->arena + step->ws_offset;
+                ctx.workspace_bytes = step->ws_bytes;
+            }
             if (!st && step->dynamic) {
                 for (int i = 0; i < nd->n_outputs; i++)
                     if (nd->outputs[i] >= 0) release_value(e, nd->outputs[i]);

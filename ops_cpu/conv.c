@@ -1,8 +1,8 @@
 /* CPU kernels: Conv 1/11/22 and ConvTranspose 1/11/22 (N-D, groups, float/double through OpenBLAS,
  * float16/bfloat16 computed in float), ConvInteger 10 (uint8/int8, int32 im2col + naive GEMM).
  * Conv = im2col + GEMM per (image, group), except 1x1 stride-1 unpadded convs, which are a plain GEMM;
- * ConvTranspose = GEMM + col2im. The im2col/col2im workspace is malloc'd once per call (a plan-time
- * workspace would avoid it; the engine has no workspace hook yet). */
+ * ConvTranspose = GEMM + col2im. The im2col/col2im buffer (and float copies for float16/bfloat16) live in
+ * the workspace the plan reserves (engine/opdef/conv.h sizes it): nothing is allocated per call. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +168,18 @@ static void *workspace(const mrt_op_ctx *ctx, int64_t n, size_t es, mrt_status *
 CONV_FLOAT(float, f32, mrt_lin_sgemm)
 CONV_FLOAT(double, f64, mrt_lin_dgemm)
 
+/* The planned workspace, carved (see engine/opdef/conv.h). */
+static mrt_status get_workspace(mrt_op_ctx *ctx, const mrt_conv_params *p, bool transpose, mrt_conv_workspace *ws)
+{
+    size_t bytes;
+    if (!mrt_conv_workspace_bytes(p, ctx, transpose, &bytes))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the %s workspace size overflows", transpose ? "col2im" : "im2col");
+    void *base = mrt_workspace(ctx, bytes);
+    if (!base) return MRT_STATUS_OUT_OF_MEMORY; /* mrt_workspace set the message */
+    mrt_conv_workspace_carve(p, ctx, transpose, base, ws);
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
 {
     mrt_conv_params p;
@@ -176,41 +188,23 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
     MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
-    int64_t col_n = is_pointwise(&p.win) ? 0 : ck * out_numel;
-    if (out_numel > 0 && ck > INT64_MAX / out_numel)
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "im2col workspace size overflows");
-    mrt_status st;
     mrt_dtype dt = x->dtype;
-    if (dt == MRT_DTYPE_DOUBLE) {
-        double *col = workspace(ctx, col_n, sizeof(double), &st);
-        if (!col) return st;
-        conv_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
-        free(col);
-        return MRT_STATUS_OK;
-    }
-    if (dt == MRT_DTYPE_FLOAT) {
-        float *col = workspace(ctx, col_n, sizeof(float), &st);
-        if (!col) return st;
-        conv_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
-        free(col);
-        return MRT_STATUS_OK;
-    }
-    if (!mrt_lin_is_half(dt))
+    if (dt != MRT_DTYPE_FLOAT && dt != MRT_DTYPE_DOUBLE && !mrt_lin_is_half(dt))
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
-    float *col = workspace(ctx, col_n, sizeof(float), &st);
-    float *fy = workspace(ctx, mrt_tensor_numel(y), sizeof(float), &st);
-    float *fx = mrt_lin_widen(x), *fw = mrt_lin_widen(w), *fb = b ? mrt_lin_widen(b) : NULL;
-    bool ok = col && fy && fx && fw && (!b || fb);
-    if (ok) {
-        conv_f32(&p, fx, fw, fb, fy, col);
-        mrt_lin_narrow(y, fy);
+    mrt_conv_workspace ws;
+    MRT_TRY(get_workspace(ctx, &p, false, &ws));
+    if (dt == MRT_DTYPE_DOUBLE) {
+        conv_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
+    } else if (dt == MRT_DTYPE_FLOAT) {
+        conv_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
+    } else {
+        mrt_lin_widen_into(x, ws.x);
+        mrt_lin_widen_into(w, ws.w);
+        if (b) mrt_lin_widen_into(b, ws.b);
+        conv_f32(&p, ws.x, ws.w, b ? ws.b : NULL, ws.y, ws.col);
+        mrt_lin_narrow(y, ws.y);
     }
-    free(col);
-    free(fy);
-    free(fx);
-    free(fw);
-    free(fb);
-    return ok ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+    return MRT_STATUS_OK;
 }
 
 /* ------------------------------------------------------------------ ConvTranspose */
@@ -246,41 +240,23 @@ static mrt_status mrt_cpu_convtranspose(mrt_op_ctx *ctx)
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t x_numel = prod(p.win.nsp, p.win.out), mk = p.m / p.group * p.kernel_numel;
     MRT_TRY(mrt_lin_blas_check(ctx, mk, x_numel, p.c / p.group));
-    if (x_numel > 0 && mk > INT64_MAX / x_numel)
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "col2im workspace size overflows");
-    int64_t col_n = mk * x_numel;
-    mrt_status st;
     mrt_dtype dt = x->dtype;
-    if (dt == MRT_DTYPE_DOUBLE) {
-        double *col = workspace(ctx, col_n, sizeof(double), &st);
-        if (!col) return st;
-        convt_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
-        free(col);
-        return MRT_STATUS_OK;
-    }
-    if (dt == MRT_DTYPE_FLOAT) {
-        float *col = workspace(ctx, col_n, sizeof(float), &st);
-        if (!col) return st;
-        convt_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, col);
-        free(col);
-        return MRT_STATUS_OK;
-    }
-    if (!mrt_lin_is_half(dt))
+    if (dt != MRT_DTYPE_FLOAT && dt != MRT_DTYPE_DOUBLE && !mrt_lin_is_half(dt))
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
-    float *col = workspace(ctx, col_n, sizeof(float), &st);
-    float *fy = workspace(ctx, mrt_tensor_numel(y), sizeof(float), &st);
-    float *fx = mrt_lin_widen(x), *fw = mrt_lin_widen(w), *fb = b ? mrt_lin_widen(b) : NULL;
-    bool ok = col && fy && fx && fw && (!b || fb);
-    if (ok) {
-        convt_f32(&p, fx, fw, fb, fy, col);
-        mrt_lin_narrow(y, fy);
+    mrt_conv_workspace ws;
+    MRT_TRY(get_workspace(ctx, &p, true, &ws));
+    if (dt == MRT_DTYPE_DOUBLE) {
+        convt_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
+    } else if (dt == MRT_DTYPE_FLOAT) {
+        convt_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
+    } else {
+        mrt_lin_widen_into(x, ws.x);
+        mrt_lin_widen_into(w, ws.w);
+        if (b) mrt_lin_widen_into(b, ws.b);
+        convt_f32(&p, ws.x, ws.w, b ? ws.b : NULL, ws.y, ws.col);
+        mrt_lin_narrow(y, ws.y);
     }
-    free(col);
-    free(fy);
-    free(fx);
-    free(fw);
-    free(fb);
-    return ok ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+    return MRT_STATUS_OK;
 }
 
 /* ------------------------------------------------------------------ ConvInteger */

@@ -9,12 +9,10 @@
 #include "engine/op.h"
 #include "ops_cpu/blas.h"
 
-/* A float copy of a float16/bfloat16 (or float) tensor; free() it. NULL only when out of memory. */
-static inline float *mrt_lin_widen(const mrt_tensor *t)
+/* Widen a float16/bfloat16 (or float) tensor into f (numel floats). */
+static inline void mrt_lin_widen_into(const mrt_tensor *t, float *f)
 {
     int64_t n = mrt_tensor_numel(t);
-    float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!f) return NULL;
     if (t->dtype == MRT_DTYPE_FLOAT16) {
         const mrt_f16 *h = t->data;
         for (int64_t i = 0; i < n; i++) f[i] = mrt_f16_to_f32(h[i]);
@@ -24,6 +22,14 @@ static inline float *mrt_lin_widen(const mrt_tensor *t)
     } else if (n > 0) {
         memcpy(f, t->data, (size_t)n * sizeof(float));
     }
+}
+
+/* A float copy of a float16/bfloat16 (or float) tensor; free() it. NULL only when out of memory. */
+static inline float *mrt_lin_widen(const mrt_tensor *t)
+{
+    int64_t n = mrt_tensor_numel(t);
+    float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (f) mrt_lin_widen_into(t, f);
     return f;
 }
 

@@ -338,11 +338,77 @@ mrt_status mrt_convtranspose_params_get(const mrt_op_ctx *ctx, mrt_conv_params *
     return MRT_STATUS_OK;
 }
 
+/* ---- workspace layout (see conv.h): [col][x][w][b][y], each part 64-byte aligned */
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* The element counts of the parts; false on overflow. */
+static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, bool transpose, size_t n[5],
+                            size_t *es)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = transpose || !strcmp(ctx->node->op_type, "Conv")
+                                                                           ? mrt_input(ctx, 2) : NULL;
+    mrt_dtype dt = x->dtype;
+    *es = dt == MRT_DTYPE_DOUBLE ? 8 : 4;
+    int64_t sp = 1;
+    for (int i = 0; i < p->win.nsp; i++) sp *= p->win.out[i]; /* Y's spatial size (ConvTranspose: X's) */
+    int64_t k = transpose ? p->m / p->group * p->kernel_numel : p->c / p->group * p->kernel_numel;
+    bool pointwise = !transpose;
+    for (int i = 0; pointwise && i < p->win.nsp; i++)
+        pointwise = p->win.kernel[i] == 1 && p->win.stride[i] == 1 && p->win.pad_begin[i] == 0 && p->win.pad_end[i] == 0;
+    if (sp > 0 && k > INT64_MAX / sp) return false;
+    n[0] = pointwise ? 0 : (size_t)(k * sp);
+    bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
+    int64_t yn = 1;
+    for (int i = 0; i < p->y_rank; i++) yn *= p->y_shape[i];
+    n[1] = half ? (size_t)mrt_tensor_numel(x) : 0;
+    n[2] = half ? (size_t)mrt_tensor_numel(w) : 0;
+    n[3] = half && b ? (size_t)mrt_tensor_numel(b) : 0;
+    n[4] = half ? (size_t)yn : 0;
+    return true;
+}
+
+bool mrt_conv_workspace_bytes(const mrt_conv_params *p, const mrt_op_ctx *ctx, bool transpose, size_t *bytes)
+{
+    size_t n[5], es, total = 0;
+    if (!workspace_parts(p, ctx, transpose, n, &es)) return false;
+    for (int i = 0; i < 5; i++) {
+        if (n[i] > (SIZE_MAX / 4 - total) / es) return false;
+        total += round64(n[i] * es);
+    }
+    *bytes = total;
+    return true;
+}
+
+void mrt_conv_workspace_carve(const mrt_conv_params *p, const mrt_op_ctx *ctx, bool transpose, void *base,
+                              mrt_conv_workspace *ws)
+{
+    size_t n[5], es, at = 0;
+    workspace_parts(p, ctx, transpose, n, &es);
+    char *c = base;
+    void *part[5];
+    for (int i = 0; i < 5; i++) {
+        part[i] = c + at;
+        at += round64(n[i] * es);
+    }
+    *ws = (mrt_conv_workspace){part[0], part[1], part[2], n[3] ? part[3] : NULL, part[4]};
+}
+
+static mrt_status request_workspace(mrt_op_ctx *ctx, const mrt_conv_params *p, bool transpose)
+{
+    size_t bytes;
+    if (!mrt_conv_workspace_bytes(p, ctx, transpose, &bytes))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the %s workspace size overflows", transpose ? "col2im" : "im2col");
+    mrt_workspace_request(ctx, bytes);
+    return MRT_STATUS_OK;
+}
+
 static mrt_status infer_conv(mrt_op_ctx *ctx)
 {
     mrt_conv_params p;
     MRT_TRY(mrt_conv_params_get(ctx, &p));
     bool integer = strcmp(ctx->node->op_type, "ConvInteger") == 0;
+    if (!integer) MRT_TRY(request_workspace(ctx, &p, false));
     return mrt_output_set(ctx, 0, integer ? MRT_DTYPE_INT32 : mrt_input(ctx, 0)->dtype, p.y_rank, p.y_shape);
 }
 
@@ -350,6 +416,7 @@ static mrt_status infer_convtranspose(mrt_op_ctx *ctx)
 {
     mrt_conv_params p;
     MRT_TRY(mrt_convtranspose_params_get(ctx, &p));
+    MRT_TRY(request_workspace(ctx, &p, true));
     return mrt_output_set(ctx, 0, mrt_input(ctx, 0)->dtype, p.y_rank, p.y_shape);
 }
 

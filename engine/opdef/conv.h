@@ -51,6 +51,17 @@ typedef struct mrt_conv_params {
 mrt_status mrt_conv_params_get(const mrt_op_ctx *ctx, mrt_conv_params *p);
 mrt_status mrt_convtranspose_params_get(const mrt_op_ctx *ctx, mrt_conv_params *p);
 
+/* Bytes of the kernel workspace of Conv (transpose false) or ConvTranspose in dtype dt: the im2col/col2im
+   buffer, plus float copies of X, W, B and Y for float16/bfloat16. Infer requests it, the kernel carves it
+   with mrt_conv_workspace_carve; false when the size overflows. */
+typedef struct mrt_conv_workspace {
+    void *col;
+    float *x, *w, *b, *y; /* float16/bfloat16 only */
+} mrt_conv_workspace;
+bool mrt_conv_workspace_bytes(const mrt_conv_params *p, const mrt_op_ctx *ctx, bool transpose, size_t *bytes);
+void mrt_conv_workspace_carve(const mrt_conv_params *p, const mrt_op_ctx *ctx, bool transpose, void *base,
+                              mrt_conv_workspace *ws);
+
 /* MaxPool / AveragePool / LpPool: the window from kernel_shape and the op's version-dependent attributes,
    plus the output shape [N, C, out...]. */
 mrt_status mrt_pool_window(const mrt_op_ctx *ctx, const mrt_tensor *x, mrt_window *w);
