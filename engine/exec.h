@@ -50,13 +50,19 @@ typedef struct mrt_exec {
     bool planned;
     /* plan cache key: dtype+shape of each bound input and outer value */
     int64_t *sig;
-    size_t sig_len;
+    size_t sig_len, sig_cap;
+    int64_t *sig_work;           /* where the next run's signature is built (kept between runs) */
+    size_t sig_work_cap;
     void *arena;                 /* planned intermediate storage (NULL with no_mem_plan) */
     size_t arena_bytes;
     void *scratch;               /* workspace for kernels the plan could not size (dynamic shapes, folding,
                                     no_mem_plan): grown on demand, kept across runs */
     size_t scratch_bytes;
     int scratch_grows;           /* how often it grew (0 after the first run once shapes are stable) */
+    const mrt_value **ctx_in;    /* node-context arrays, reused by every node (ctx_prepare) */
+    mrt_value **ctx_out;
+    mrt_value *ctx_in_copy;
+    int ctx_cap_in, ctx_cap_out;
     /* statistics of the last plan */
     int nodes_before, nodes_after, inplace_count;
     size_t naive_bytes, lower_bound_bytes;
@@ -69,6 +75,7 @@ struct mrt_session {
     mrt_registry *registry;
     mrt_exec *main;
     int n_threads;
+    mrt_value *bound;            /* mrt_session_run's inputs in graph order (reused) */
 };
 
 mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mrt_exec **out);

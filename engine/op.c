@@ -131,6 +131,8 @@ void mrt_workspace_request(mrt_op_ctx *ctx, size_t bytes) { ctx->workspace_reque
 
 void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes)
 {
+    static _Alignas(64) char empty[64]; /* for a zero-byte request: a valid pointer, nothing allocated */
+    if (bytes == 0) return empty;
     if (ctx->workspace && bytes <= ctx->workspace_bytes) return ctx->workspace;
     void *p = ctx->exec ? mrt_exec_scratch(ctx->exec, bytes) : NULL;
     if (!p) mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %zu-byte kernel workspace)", bytes);

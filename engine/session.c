@@ -102,6 +102,10 @@ void mrt_exec_free(mrt_exec *e)
     if (!e) return;
     if (e->vals) release_plan(e);
     free(e->scratch);
+    free(e->ctx_in);
+    free(e->ctx_out);
+    free(e->ctx_in_copy);
+    free(e->sig_work);
     free(e->vals);
     free(e->state);
     free(e->alloc);
@@ -335,12 +339,29 @@ static mrt_status attr_verdict(const ctx_buf *b, mrt_status st)
 static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, mrt_op_ctx *ctx, ctx_buf *b)
 {
     const mrt_node *nd = step->shadow ? step->shadow : step->call_shadow ? step->call_shadow : &e->graph->nodes[step->node];
-    size_t ni = (size_t)(nd->n_inputs ? nd->n_inputs : 1), no = (size_t)(nd->n_outputs ? nd->n_outputs : 1);
+    int ni = nd->n_inputs ? nd->n_inputs : 1, no = nd->n_outputs ? nd->n_outputs : 1;
     memset(&b->mismatch, 0, sizeof b->mismatch);
-    b->in = calloc(ni, sizeof *b->in);
-    b->out = calloc(no, sizeof *b->out);
-    b->in_copy = calloc(ni, sizeof *b->in_copy);
-    if (!b->in || !b->out || !b->in_copy) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (node context)");
+    /* the exec keeps the pointer arrays (grown to the widest node once): no allocation per node in a run */
+    if (ni > e->ctx_cap_in) {
+        const mrt_value **in = realloc(e->ctx_in, (size_t)ni * sizeof *in);
+        if (in) e->ctx_in = in;
+        mrt_value *copy = in ? realloc(e->ctx_in_copy, (size_t)ni * sizeof *copy) : NULL;
+        if (!copy) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (node context)");
+        e->ctx_in_copy = copy;
+        e->ctx_cap_in = ni;
+    }
+    if (no > e->ctx_cap_out) {
+        mrt_value **out = realloc(e->ctx_out, (size_t)no * sizeof *out);
+        if (!out) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (node context)");
+        e->ctx_out = out;
+        e->ctx_cap_out = no;
+    }
+    b->in = e->ctx_in;
+    b->out = e->ctx_out;
+    b->in_copy = e->ctx_in_copy;
+    memset(b->in, 0, (size_t)ni * sizeof *b->in);
+    memset(b->out, 0, (size_t)no * sizeof *b->out);
+    memset(b->in_copy, 0, (size_t)ni * sizeof *b->in_copy);
     for (int i = 0; i < nd->n_inputs; i++) {
         int v = nd->inputs[i];
         if (v < 0) continue;
@@ -367,12 +388,8 @@ static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, 
     return MRT_STATUS_OK;
 }
 
-static void ctx_release(ctx_buf *b)
-{
-    free(b->in);
-    free(b->out);
-    free(b->in_copy);
-}
+/* The arrays belong to the exec (see ctx_prepare); nothing to free per node. */
+static void ctx_release(ctx_buf *b) { (void)b; }
 
 /* Make sure the message names the node (kernels usually do already via mrt_op_fail). */
 static mrt_status node_error(const mrt_node *nd, mrt_status st)
@@ -742,9 +759,10 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     const mrt_graph *g = e->graph;
     release_run_values(e);
 
-    /* The plan depends on the inputs' types and shapes (and on outer values for subgraphs). */
-    int64_t *sig = NULL;
-    size_t sig_len = 0, sig_cap = 0;
+    /* The plan depends on the inputs' types and shapes (and on outer values for subgraphs). The signature is
+       built in a buffer the exec keeps, so a run with the same shapes allocates nothing. */
+    int64_t *sig = e->sig_work;
+    size_t sig_len = 0, sig_cap = e->sig_work_cap;
     mrt_status st = MRT_STATUS_OK;
     for (int i = 0; i < g->n_inputs && !st; i++) {
         const mrt_graph_value *gv = &g->values[g->inputs[i]];
@@ -770,18 +788,17 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
         }
         st = sig_value(&sig, &sig_len, &sig_cap, ov, ostate);
     }
-    if (st) {
-        free(sig);
-        return st;
-    }
+    e->sig_work = sig;
+    e->sig_work_cap = sig_cap;
+    if (st) return st;
     bool same = e->planned && sig_len == e->sig_len && (!sig_len || memcmp(sig, e->sig, sig_len * sizeof *sig) == 0);
-    if (!same) {
+    if (!same) { /* the new signature becomes the plan's key; the old buffer is reused next time */
         release_plan(e);
-        free(e->sig);
+        e->sig_work = e->sig ? e->sig : malloc(sig_cap * sizeof *e->sig_work);
+        e->sig_work_cap = e->sig ? e->sig_cap : e->sig_work ? sig_cap : 0;
         e->sig = sig;
         e->sig_len = sig_len;
-    } else {
-        free(sig);
+        e->sig_cap = sig_cap;
     }
 
     /* Bind sources: initializers, inputs and outer values (borrowed; widened copies in fp64 mode). */
@@ -974,14 +991,19 @@ void mrt_session_free(mrt_session *s)
 {
     if (!s) return;
     mrt_exec_free(s->main);
+    free(s->bound);
     free(s);
 }
 
 mrt_status mrt_session_run(mrt_session *s, int n_inputs, const char *const *names, const mrt_value *inputs)
 {
     const mrt_graph *g = s->model->graph;
-    mrt_value *bound = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *bound);
-    if (!bound) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (inputs)");
+    if (!s->bound) { /* kept for the session's life: runs allocate nothing once planned */
+        s->bound = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *s->bound);
+        if (!s->bound) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (inputs)");
+    }
+    mrt_value *bound = s->bound;
+    memset(bound, 0, (size_t)(g->n_inputs ? g->n_inputs : 1) * sizeof *bound);
     mrt_status st = MRT_STATUS_OK;
     for (int k = 0; k < n_inputs && !st; k++) {
         int found = -1;
@@ -1002,7 +1024,6 @@ mrt_status mrt_session_run(mrt_session *s, int n_inputs, const char *const *name
         }
     }
     if (!st) st = mrt_exec_run(s->main, bound, true);
-    free(bound);
     return st;
 }
 

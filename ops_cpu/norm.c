@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/opdef/norm.h"
 #include "engine/registry.h"
 #include "ops_cpu/reduce.h"
 
@@ -54,8 +55,8 @@ static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
     }
     int64_t view[3] = {n, c, s};
     bool red[3] = {true, false, true};
-    double *p = dalloc(8 * c);
-    if (!p) return oom(ctx, 8 * c);
+    double *p = mrt_workspace(ctx, (size_t)(8 * (c > 0 ? c : 1)) * sizeof(double)); /* requested by infer */
+    if (!p) return MRT_STATUS_OUT_OF_MEMORY;
     double *scale = p, *bias = p + c, *mean = p + 2 * c, *var = p + 3 * c, *A = p + 4 * c, *B = p + 5 * c;
     for (int i = 0; i < 4; i++) load_all(mrt_input(ctx, i + 1), p + i * c);
     mrt_status st = MRT_STATUS_OK;
@@ -79,7 +80,6 @@ static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
         }
         mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
     }
-    free(p);
     return st;
 }
 
@@ -137,19 +137,13 @@ static mrt_status mrt_cpu_groupnorm(mrt_op_ctx *ctx)
 /* ------------------------------------------------------------------ Layer / RMS normalization */
 
 /* The values of p (unidirectionally broadcast to x) over x's dims [q, rank), q = min(axis, first dim where p
-   varies), so that row r of the [outer, M] view (M = product of x's dims from axis) uses e[(r*M) % len ...]. */
-static double *expand_param(const mrt_tensor *p, const mrt_tensor *x, int axis, int64_t *len)
+   varies), so that row r of the [outer, M] view uses e[(r*M) % len ...]; e holds mrt_layernorm_param_len. */
+static int64_t expand_param(const mrt_tensor *p, const mrt_tensor *x, int axis, double *e)
 {
-    int r = x->rank, off = x->rank - p->rank, q = axis;
-    for (int a = 0; a < axis; a++)
-        if (a - off >= 0 && p->shape[a - off] != 1) {
-            q = a;
-            break;
-        }
-    int64_t n = 1;
-    for (int a = q; a < r; a++) n *= x->shape[a];
-    double *e = dalloc(n);
-    if (!e) return NULL;
+    int r = x->rank, off = x->rank - p->rank;
+    int64_t n = mrt_layernorm_param_len(p, x, axis), m = 1;
+    int q = r;
+    while (q > 0 && m < n) m *= x->shape[--q]; /* the first dim of the expanded block */
     int64_t pstr[MRT_MAX_RANK], idx[MRT_MAX_RANK] = {0};
     mrt_shape_strides(p->rank, p->shape, pstr);
     for (int64_t i = 0; i < n; i++) {
@@ -162,8 +156,7 @@ static double *expand_param(const mrt_tensor *p, const mrt_tensor *x, int axis, 
             idx[a] = 0;
         }
     }
-    *len = n;
-    return e;
+    return n;
 }
 
 static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
@@ -181,12 +174,15 @@ static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
     if (outer == 0) return MRT_STATUS_OK;
     int64_t view[2] = {outer, M};
     bool red[2] = {false, true};
-    double *stats = dalloc(2 * outer);
-    int64_t ls = 0, lb = 0;
-    double *es = M ? expand_param(sc, x, axis, &ls) : NULL;
-    double *eb = M && bi ? expand_param(bi, x, axis, &lb) : NULL;
+    double *stats = mrt_workspace(ctx, mrt_layernorm_workspace_bytes(x, sc, bi, axis)); /* requested by infer */
+    if (!stats) return MRT_STATUS_OUT_OF_MEMORY;
+    double *es = stats + 2 * outer, *eb = NULL;
+    int64_t ls = expand_param(sc, x, axis, es), lb = 0;
+    if (bi) {
+        eb = es + ls;
+        lb = expand_param(bi, x, axis, eb);
+    }
     mrt_status st = MRT_STATUS_OK;
-    if (!stats || (M && !es) || (M && bi && !eb)) st = oom(ctx, 2 * outer);
     double *mean = stats, *inv = stats ? stats + outer : NULL;
     if (!st && rms) {
         st = mrt_cpu_reduce_f64(x->dtype, 2, view, x->data, red, MRT_REDUCE_SUMSQ, NULL, inv);
@@ -213,9 +209,6 @@ static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
     }
     if (!st && om) mrt_cpu_store_f64(om->dtype, om->data, 0, 1, outer, mean);
     if (!st && oi) mrt_cpu_store_f64(oi->dtype, oi->data, 0, 1, outer, inv);
-    free(stats);
-    free(es);
-    free(eb);
     return st;
 }
 

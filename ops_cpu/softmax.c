@@ -8,7 +8,6 @@
 #include "ops_cpu/reduce.h"
 
 /* Doubles per working block: n rows of up to J columns of the inner dims. */
-#define BLOCK 8192
 
 enum { SM_SOFTMAX, SM_LOG, SM_HARD };
 
@@ -68,17 +67,11 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
     int64_t outer, n, inner;
     MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner));
     if (outer == 0 || n == 0 || inner == 0) return MRT_STATUS_OK;
-    int64_t J = inner;
-    if (n * J > BLOCK) J = BLOCK / n > 0 ? BLOCK / n : 1;
-    double *buf = malloc((size_t)(n * J + 2 * J) * sizeof(double));
-    int64_t *idx = malloc((size_t)J * sizeof(int64_t));
-    if (!buf || !idx) {
-        free(buf);
-        free(idx);
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory for a %lld x %lld block", (long long)n,
-                           (long long)J);
-    }
+    int64_t J = mrt_softmax_block_cols(n, inner);
+    double *buf = mrt_workspace(ctx, mrt_softmax_workspace_bytes(n, inner)); /* requested by infer */
+    if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
     double *mx = buf + n * J, *sm = mx + J;
+    int64_t *idx = (int64_t *)(sm + J);
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t j0 = 0; j0 < inner; j0 += J) {
             int64_t m = inner - j0 < J ? inner - j0 : J;
@@ -99,8 +92,6 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
             }
         }
     }
-    free(buf);
-    free(idx);
     return MRT_STATUS_OK;
 }
 

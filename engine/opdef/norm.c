@@ -3,6 +3,7 @@
  * LRN 1/13. Training outputs of BatchNormalization only from version 14 (training_mode). */
 #include <string.h>
 
+#include "engine/opdef/norm.h"
 #include "engine/registry.h"
 
 static bool is_float4(mrt_dtype dt)
@@ -124,6 +125,7 @@ static mrt_status infer_batchnorm(mrt_op_ctx *ctx)
                            "are not supported",
                            (long long)ctx->opset);
     }
+    mrt_workspace_request(ctx, (size_t)(8 * (c > 0 ? c : 1)) * sizeof(double)); /* the kernel's per-channel terms */
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
@@ -154,6 +156,27 @@ static mrt_status stash_dtype(const mrt_op_ctx *ctx, mrt_dtype *out)
                            (long long)st);
     *out = (mrt_dtype)st;
     return MRT_STATUS_OK;
+}
+
+int64_t mrt_layernorm_param_len(const mrt_tensor *p, const mrt_tensor *x, int axis)
+{
+    int off = x->rank - p->rank, q = axis;
+    for (int a = 0; a < axis; a++)
+        if (a - off >= 0 && p->shape[a - off] != 1) {
+            q = a;
+            break;
+        }
+    int64_t n = 1;
+    for (int a = q; a < x->rank; a++) n *= x->shape[a];
+    return n;
+}
+
+size_t mrt_layernorm_workspace_bytes(const mrt_tensor *x, const mrt_tensor *scale, const mrt_tensor *bias, int axis)
+{
+    int64_t outer = 1;
+    for (int a = 0; a < axis; a++) outer *= x->shape[a];
+    int64_t n = 2 * outer + mrt_layernorm_param_len(scale, x, axis) + (bias ? mrt_layernorm_param_len(bias, x, axis) : 0);
+    return (size_t)(n > 0 ? n : 1) * sizeof(double);
 }
 
 static mrt_status infer_layernorm(mrt_op_ctx *ctx)
@@ -188,6 +211,7 @@ static mrt_status infer_layernorm(mrt_op_ctx *ctx)
         MRT_TRY(mrt_output_set(ctx, 2, stash, x->rank, shape));
     }
     /* RMSNormalization's Y takes the scale's dtype (type V in the spec) */
+    mrt_workspace_request(ctx, mrt_layernorm_workspace_bytes(x, s, b, axis));
     return mrt_output_set(ctx, 0, rms ? s->dtype : x->dtype, x->rank, x->shape);
 }
 

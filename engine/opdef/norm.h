@@ -1,0 +1,11 @@
+/* LayerNormalization / RMSNormalization sizing shared by the opdef (which requests the workspace) and the CPU
+ * kernel (which carves it): scale and bias, unidirectionally broadcast to X, are expanded to doubles over X's
+ * dims [q, rank) with q = min(axis, the first dim where the parameter varies). */
+#pragma once
+
+#include "engine/op.h"
+
+/* Elements of one expanded parameter. */
+int64_t mrt_layernorm_param_len(const mrt_tensor *p, const mrt_tensor *x, int axis);
+/* Workspace bytes: mean and 1/std per row (2 * outer doubles), then the expanded scale and bias. */
+size_t mrt_layernorm_workspace_bytes(const mrt_tensor *x, const mrt_tensor *scale, const mrt_tensor *bias, int axis);
