@@ -47,7 +47,7 @@ for t in $targets; do
         echo "== $t: ${secs}s"
     fi
     # shellcheck disable=SC2086
-    if ! build-fuzz/tests/fuzz/"$t" $budget -timeout=10 -rss_limit_mb=2048 -max_len=1000000 \
+    if ! build-fuzz/tests/fuzz/"$t" $budget -timeout=25 -rss_limit_mb=2048 -max_len=1000000 \
         -dict=tests/fuzz/onnx.dict -artifact_prefix="build-fuzz/crashes/$t/" -print_final_stats=1 \
         "$work/$t" 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" ; then
         :

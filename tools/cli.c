@@ -1,6 +1,7 @@
 /* Shared CLI helpers: error reporting and file-name sanitising. */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,4 +62,21 @@ int cli_mkdirs(const char *path)
         buf[i] = c;
     }
     return 0;
+}
+
+/* OpenBLAS 0.3.21 does not know Zen 5 and falls back to its AVX2 kernels (about half the sgemm speed here).
+   It reads OPENBLAS_CORETYPE only when it is loaded, before main: so when the CPU has AVX-512BW and the user
+   did not choose, set it and re-execute once. MRT_NO_BLAS_REEXEC=1 disables this. */
+void cli_prefer_avx512_blas(char **argv)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (getenv("OPENBLAS_CORETYPE") || getenv("MRT_NO_BLAS_REEXEC")) return;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512f")) return;
+    if (setenv("OPENBLAS_CORETYPE", "SkylakeX", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on with the default kernels */
+#else
+    (void)argv;
+#endif
 }

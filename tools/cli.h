@@ -36,6 +36,10 @@ void bound_free(bound_inputs *b);
 /* The file part of an --input argument. */
 const char *input_arg_path(const char *arg);
 
+/* Re-execute once with OPENBLAS_CORETYPE=SkylakeX on AVX-512 CPUs that OpenBLAS 0.3.21 does not recognise
+   (first thing in main; a no-op when the user chose a core type or set MRT_NO_BLAS_REEXEC). */
+void cli_prefer_avx512_blas(char **argv);
+
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_ops(int argc, char **argv);

@@ -19,26 +19,9 @@ static const char usage[] =
     "\n"
     "Run 'minirt <command> --help' for the options of a command.\n";
 
-/* OpenBLAS 0.3.21 does not know Zen 5 and falls back to its AVX2 kernels (about half the sgemm speed here).
-   It reads OPENBLAS_CORETYPE only when it is loaded, before main: so when the CPU has AVX-512BW and the user
-   did not choose, set it and re-execute once. MRT_NO_BLAS_REEXEC=1 disables this. */
-static void prefer_avx512_blas(char **argv)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (getenv("OPENBLAS_CORETYPE") || getenv("MRT_NO_BLAS_REEXEC")) return;
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512f")) return;
-    if (setenv("OPENBLAS_CORETYPE", "SkylakeX", 1) != 0) return;
-    execv("/proc/self/exe", argv);
-    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on with the default kernels */
-#else
-    (void)argv;
-#endif
-}
-
 int main(int argc, char **argv)
 {
-    prefer_avx512_blas(argv);
+    cli_prefer_avx512_blas(argv);
     if (argc < 2) {
         fputs(usage, stderr);
         return MRT_EXIT_USAGE;
