@@ -128,6 +128,40 @@ MAXPOOL(double, f64)
 MAXPOOL(int8_t, i8)
 MAXPOOL(uint8_t, u8)
 
+/* The common case, 2-D float without Indices: the valid tap range of each output row and column is computed
+   once per row/column (no per-output window bookkeeping). Same result as maxpool_f32: NaN wins, and a window
+   with no valid tap (possible only when a pad reaches the kernel size) gives 0. */
+static void maxpool2d_f32(const mrt_window *w, int64_t planes, const float *x, float *y)
+{
+    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+    int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *xp = x + pl * H * W;
+        float *yp = y + pl * OH * OW;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t h0 = oh * sh - w->pad_begin[0];
+            int64_t khlo = h0 >= 0 ? 0 : (-h0 + dh - 1) / dh, khhi = H - h0 <= 0 ? 0 : (H - h0 + dh - 1) / dh;
+            khhi = khhi < w->kernel[0] ? khhi : w->kernel[0];
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t w0 = ow * sw - w->pad_begin[1];
+                int64_t kwlo = w0 >= 0 ? 0 : (-w0 + dw - 1) / dw, kwhi = W - w0 <= 0 ? 0 : (W - w0 + dw - 1) / dw;
+                kwhi = kwhi < w->kernel[1] ? kwhi : w->kernel[1];
+                float best = -INFINITY;
+                bool any = khlo < khhi && kwlo < kwhi, nan = false;
+                for (int64_t kh = khlo; kh < khhi; kh++) {
+                    const float *row = xp + (h0 + kh * dh) * W + w0;
+                    for (int64_t kw = kwlo; kw < kwhi; kw++) {
+                        float v = row[kw * dw];
+                        nan |= v != v;
+                        best = v > best ? v : best;
+                    }
+                }
+                yp[oh * OW + ow] = !any ? 0.0f : nan ? NAN : best;
+            }
+        }
+    }
+}
+
 static mrt_status mrt_cpu_maxpool(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -138,7 +172,10 @@ static mrt_status mrt_cpu_maxpool(mrt_op_ctx *ctx)
     int64_t *id = ind ? ind->data : NULL;
     bool cm = mrt_attr_int(ctx, "storage_order", 0) == 1;
     switch (x->dtype) {
-    case MRT_DTYPE_FLOAT: maxpool_f32(&w, planes, x->data, y->data, id, cm); break;
+    case MRT_DTYPE_FLOAT:
+        if (w.nsp == 2 && !id) maxpool2d_f32(&w, planes, x->data, y->data);
+        else maxpool_f32(&w, planes, x->data, y->data, id, cm);
+        break;
     case MRT_DTYPE_DOUBLE: maxpool_f64(&w, planes, x->data, y->data, id, cm); break;
     case MRT_DTYPE_INT8: maxpool_i8(&w, planes, x->data, y->data, id, cm); break;
     case MRT_DTYPE_UINT8: maxpool_u8(&w, planes, x->data, y->data, id, cm); break;

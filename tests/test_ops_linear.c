@@ -1074,3 +1074,45 @@ Test(linear, fp64_precision_mode)
     mrt_tensor_release(&w);
     th_free(c);
 }
+
+/* The 2-D float fast path (no Indices output): a NaN in a window wins, padding never does, and a window made
+   of padding only (pads >= kernel) is 0, as in the general kernel. */
+Test(linear, maxpool_2d_fast_path_nan_and_pads)
+{
+    float xv[16];
+    for (int i = 0; i < 16; i++) xv[i] = (float)(i % 5) - 2.0f;
+    xv[5] = NAN;
+    mrt_tensor x;
+    cr_assert_eq(mrt_tensor_alloc(&x, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 4, 4}), MRT_STATUS_OK);
+    memcpy(x.data, xv, sizeof xv);
+    th_case *c = th_begin("MaxPool", "", 12);
+    th_input(c, &x);
+    th_attr_ints(c, "kernel_shape", 2, (int64_t[]){2, 2});
+    th_attr_ints(c, "strides", 2, (int64_t[]){2, 2});
+    th_attr_ints(c, "pads", 4, (int64_t[]){2, 2, 2, 2});
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert_eq(y.shape[2], 4);
+    cr_assert_eq(y.shape[3], 4);
+    const float *yv = y.data;
+    /* output (oh, ow) covers input rows 2*oh-2 .. 2*oh-1 and the same columns */
+    for (int oh = 0; oh < 4; oh++)
+        for (int ow = 0; ow < 4; ow++) {
+            float want = 0;
+            bool any = false, nan = false;
+            for (int h = 2 * oh - 2; h < 2 * oh; h++)
+                for (int w = 2 * ow - 2; w < 2 * ow; w++) {
+                    if (h < 0 || h >= 4 || w < 0 || w >= 4) continue;
+                    float v = xv[h * 4 + w];
+                    nan |= v != v;
+                    want = !any || v > want ? v : want;
+                    any = true;
+                }
+            float got = yv[oh * 4 + ow];
+            if (nan) cr_assert(got != got, "(%d,%d): expected NaN, got %g", oh, ow, got);
+            else cr_assert_eq(got, any ? want : 0.0f, "(%d,%d): got %g, expected %g", oh, ow, got, any ? want : 0.0f);
+        }
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    th_free(c);
+}
