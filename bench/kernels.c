@@ -198,7 +198,7 @@ static const kcase cases[] = {
     CONV("conv depthwise 3x3 576 14", 1, 576, 14, 14, 576, 3, 1, 1, 576),
     {"deformconv 3x3 64->64 32x32", "DeformConv", 3, {4, 4, 4}, {{1, 64, 32, 32}, {64, 64, 3, 3}, {1, 18, 32, 32}},
      {false, true, false}, "pads=1:1:1:1", UNIT_GFLOPS, 2.0 * 64 * 32 * 32 * 64 * 9},
-    {"softmax 64x12x64x64 (attention)", "Softmax", 1, {4}, {{1, 12, 64, 64}}, {false}, "axis=-1", UNIT_GBS,
+    {"softmax 1x12x64x64 (attention)", "Softmax", 1, {4}, {{1, 12, 64, 64}}, {false}, "axis=-1", UNIT_GBS,
      2.0 * 4 * 12 * 64 * 64},
     {"layernorm 1x512x768", "LayerNormalization", 3, {3, 1, 1}, {{1, 512, 768}, {768}, {768}}, {false, true, true},
      "axis=-1", UNIT_GBS, 2.0 * 4 * 512 * 768},

@@ -58,6 +58,39 @@ static void block_softmax(int kind, double *buf, int64_t n, int64_t m, double *m
     }
 }
 
+/* float over the last axis (inner == 1; attention scores, classifier heads): rows are contiguous, so work in
+   place in y without the double block. exp in float (glibc's expf is within 1 ulp), the sum in double. */
+static void softmax_rows_f32(int kind, const float *x, float *y, int64_t rows, int64_t n)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * n;
+        float *yr = y + r * n;
+        float mx = xr[0];
+        bool nan = false;
+        for (int64_t i = 0; i < n; i++) {
+            nan |= xr[i] != xr[i];
+            mx = xr[i] > mx ? xr[i] : mx;
+        }
+        if (nan) { /* NaN in, NaN out (as the double path) */
+            for (int64_t i = 0; i < n; i++) yr[i] = NAN;
+            continue;
+        }
+        double sum = 0;
+        if (kind == SM_SOFTMAX) {
+            for (int64_t i = 0; i < n; i++) {
+                yr[i] = expf(xr[i] - mx);
+                sum += yr[i];
+            }
+            float inv = (float)(1.0 / sum);
+            for (int64_t i = 0; i < n; i++) yr[i] *= inv;
+        } else {
+            for (int64_t i = 0; i < n; i++) sum += expf(xr[i] - mx);
+            float ls = (float)log(sum);
+            for (int64_t i = 0; i < n; i++) yr[i] = (xr[i] - mx) - ls;
+        }
+    }
+}
+
 static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -67,6 +100,10 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
     int64_t outer, n, inner;
     MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner));
     if (outer == 0 || n == 0 || inner == 0) return MRT_STATUS_OK;
+    if (x->dtype == MRT_DTYPE_FLOAT && inner == 1 && kind != SM_HARD) {
+        softmax_rows_f32(kind, x->data, y->data, outer, n);
+        return MRT_STATUS_OK;
+    }
     int64_t J = mrt_softmax_block_cols(n, inner);
     double *buf = mrt_workspace(ctx, mrt_softmax_workspace_bytes(n, inner)); /* requested by infer */
     if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
