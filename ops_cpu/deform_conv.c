@@ -64,6 +64,12 @@ static mrt_status run_half(mrt_op_ctx *ctx, const mrt_deform_conv_params *p, con
     return st;
 }
 
+size_t mrt_cpu_deform_conv_workspace(const mrt_deform_conv_params *p)
+{
+    /* float16/bfloat16 compute in float; their operand copies are still malloc'd per call */
+    return p->dtype == MRT_DTYPE_DOUBLE ? dc_workspace_bytes_f64(p) : dc_workspace_bytes_f32(p);
+}
+
 static mrt_status mrt_cpu_deform_conv(mrt_op_ctx *ctx)
 {
     mrt_deform_conv_params p;

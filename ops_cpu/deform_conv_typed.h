@@ -86,6 +86,26 @@ static void DC_FN(dc_columns)(const mrt_deform_conv_params *p, const DC_T *x, in
     }
 }
 
+/* Columns per block: the sample table and the im2col buffer of one block share the budget. */
+static int64_t DC_FN(dc_block_cols)(const mrt_deform_conv_params *p)
+{
+    const int64_t kk = p->kh * p->kw, np = p->oh * p->ow, rows = p->c / p->group * kk;
+    const size_t per_col = (size_t)(p->offset_group * kk) * sizeof(DC_FN(dc_sample)) + (size_t)rows * sizeof(DC_T);
+    int64_t pb = (int64_t)(DC_BLOCK_BYTES / (per_col ? per_col : 1));
+    if (pb < 1) pb = 1;
+    if (pb > np) pb = np;
+    return pb;
+}
+
+/* Workspace: [sample table][im2col block][one padded input plane], each part 64-byte aligned. */
+static size_t DC_FN(dc_workspace_bytes)(const mrt_deform_conv_params *p)
+{
+    const int64_t kk = p->kh * p->kw, pb = DC_FN(dc_block_cols)(p), rows = p->c / p->group * kk;
+    size_t a = (size_t)(p->offset_group * kk * pb) * sizeof(DC_FN(dc_sample)), b = (size_t)(rows * pb) * sizeof(DC_T),
+           c = (size_t)(p->h * p->w + 1) * sizeof(DC_T);
+    return ((a + 63) & ~(size_t)63) + ((b + 63) & ~(size_t)63) + c;
+}
+
 static mrt_status DC_FN(dc_run)(mrt_op_ctx *ctx, const mrt_deform_conv_params *p, const DC_T *x, const DC_T *w,
                                 const DC_T *off, const DC_T *mask, const DC_T *bias, DC_T *y)
 {
@@ -93,20 +113,13 @@ static mrt_status DC_FN(dc_run)(mrt_op_ctx *ctx, const mrt_deform_conv_params *p
     const int64_t cg = p->c / p->group, ocg = p->oc / p->group, rows = cg * kk;
     if (p->n == 0 || p->oc == 0 || np == 0) return MRT_STATUS_OK;
     if (rows > 0) {
-        /* columns per block: the sample table and the im2col buffer of one block share the budget */
-        const size_t per_col = (size_t)(p->offset_group * kk) * sizeof(DC_FN(dc_sample)) + (size_t)rows * sizeof(DC_T);
-        int64_t pb = (int64_t)(DC_BLOCK_BYTES / per_col);
-        if (pb < 1) pb = 1;
-        if (pb > np) pb = np;
-        DC_FN(dc_sample) *tab = malloc((size_t)(p->offset_group * kk * pb) * sizeof *tab);
-        DC_T *col = malloc((size_t)(rows * pb) * sizeof *col);
-        DC_T *plane = malloc((size_t)(hw + 1) * sizeof *plane);
-        if (!tab || !col || !plane) {
-            free(tab);
-            free(col);
-            free(plane);
-            return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (deformable im2col buffers)");
-        }
+        const int64_t pb = DC_FN(dc_block_cols)(p);
+        char *ws = mrt_workspace(ctx, DC_FN(dc_workspace_bytes)(p)); /* requested by infer */
+        if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+        size_t a = (size_t)(p->offset_group * kk * pb) * sizeof(DC_FN(dc_sample)), b = (size_t)(rows * pb) * sizeof(DC_T);
+        DC_FN(dc_sample) *tab = (DC_FN(dc_sample) *)ws;
+        DC_T *col = (DC_T *)(ws + ((a + 63) & ~(size_t)63));
+        DC_T *plane = (DC_T *)(ws + ((a + 63) & ~(size_t)63) + ((b + 63) & ~(size_t)63));
         for (int64_t n = 0; n < p->n; n++) {
             const DC_T *xn = x + n * p->c * hw;
             const DC_T *offn = off + n * 2 * p->offset_group * kk * np;
@@ -122,9 +135,6 @@ static mrt_status DC_FN(dc_run)(mrt_op_ctx *ctx, const mrt_deform_conv_params *p
                 }
             }
         }
-        free(tab);
-        free(col);
-        free(plane);
     } else {
         memset(y, 0, (size_t)(p->n * p->oc * np) * sizeof *y); /* no input channels: only the bias */
     }
