@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/registry.h"
+#include "ops_cpu/movement.h"
 
 static const mrt_graph *graph_attr(const mrt_op_ctx *ctx, const char *name)
 {
@@ -109,15 +110,12 @@ static mrt_status stack_to_output(mrt_op_ctx *ctx, int out_index, stack_list *s,
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < ax; d++) outer *= first->shape[d];
     for (int d = ax; d < first->rank; d++) inner *= first->shape[d];
-    size_t esz = (size_t)mrt_dtype_bits(first->dtype) / 8;
-    if (first->dtype == MRT_DTYPE_STRING) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "string scan outputs");
+    mrt_mover mv = mrt_mover_of(first->dtype); /* strings are duplicated, sub-byte types moved by bit field */
     for (int64_t t = 0; t < s->n; t++) {
         const mrt_tensor *it = &s->items[reverse ? s->n - 1 - t : t];
-        for (int64_t o = 0; o < outer; o++)
-            memcpy((char *)out->data + ((o * s->n + t) * inner) * esz, (const char *)it->data + o * inner * esz,
-                   (size_t)inner * esz);
+        for (int64_t o = 0; o < outer; o++) mrt_mover_copy(&mv, out->data, (o * s->n + t) * inner, it->data, o * inner, inner);
     }
-    return MRT_STATUS_OK;
+    return mv.oom ? mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (strings)") : MRT_STATUS_OK;
 }
 
 /* ------------------------------------------------------------------ Loop */
@@ -213,11 +211,13 @@ static mrt_status take_slice(const mrt_tensor *x, int axis, int64_t t, mrt_tenso
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; d++) outer *= x->shape[d];
     for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
-    size_t esz = (size_t)mrt_dtype_bits(x->dtype) / 8;
     int64_t len = x->shape[axis];
-    for (int64_t o = 0; o < outer; o++)
-        memcpy((char *)out->data + (size_t)(o * inner) * esz, (const char *)x->data + (size_t)((o * len + t) * inner) * esz,
-               (size_t)inner * esz);
+    mrt_mover mv = mrt_mover_of(x->dtype); /* strings are duplicated: the slice owns its copies */
+    for (int64_t o = 0; o < outer; o++) mrt_mover_copy(&mv, out->data, o * inner, x->data, (o * len + t) * inner, inner);
+    if (mv.oom) {
+        mrt_tensor_release(out);
+        return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (strings)");
+    }
     return MRT_STATUS_OK;
 }
 
@@ -390,9 +390,11 @@ static mrt_status scan_v8(mrt_op_ctx *ctx, const scan_spec *base)
             memcpy(shape + 1, f->shape, (size_t)f->rank * 8);
             st = mrt_tensor_alloc(&stacked.tensor, f->dtype, f->rank + 1, shape);
             stacked.kind = MRT_VALUE_TENSOR;
-            size_t isz = mrt_tensor_nbytes(f);
+            int64_t per = mrt_tensor_numel(f);
+            mrt_mover mv = mrt_mover_of(f->dtype);
             for (int64_t t = 0; !st && t < scans[k].n; t++)
-                memcpy((char *)stacked.tensor.data + (size_t)t * isz, scans[k].items[t].data, isz);
+                mrt_mover_copy(&mv, stacked.tensor.data, t * per, scans[k].items[t].data, 0, per);
+            if (!st && mv.oom) st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (strings)");
             if (!st) st = stack_push(ctx, &batch_scans[k], &stacked);
             mrt_value_release(&stacked);
         }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/registry.h"
+#include "ops_cpu/movement.h"
 
 static const mrt_value *input_sequence(const mrt_op_ctx *ctx, int i)
 {
@@ -168,11 +169,10 @@ static mrt_status mrt_cpu_concat_from_sequence(mrt_op_ctx *ctx)
         for (int d = 0, k = 0; d < out_rank; d++) shape[d] = d == axis ? total : f->shape[k++];
     else
         for (int d = 0; d < out_rank; d++) shape[d] = d == axis ? total : f->shape[d];
-    if (f->dtype == MRT_DTYPE_STRING) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "string sequences");
     mrt_tensor *out;
     MRT_TRY(mrt_output_alloc(ctx, 0, f->dtype, out_rank, shape, &out));
     if (!out) return MRT_STATUS_OK;
-    size_t esz = (size_t)mrt_dtype_bits(f->dtype) / 8;
+    mrt_mover mv = mrt_mover_of(f->dtype); /* strings duplicated, sub-byte types by bit field */
     int64_t outer = 1;
     for (int d = 0; d < axis; d++) outer *= shape[d];
     int64_t out_row = 1; /* elements per outer index in the output */
@@ -182,12 +182,10 @@ static mrt_status mrt_cpu_concat_from_sequence(mrt_op_ctx *ctx)
         const mrt_tensor *t = &s->items[i];
         int64_t chunk = mrt_tensor_numel(t) / (outer ? outer : 1); /* elements of this item per outer index */
         if (outer == 0) break;
-        for (int64_t o = 0; o < outer; o++)
-            memcpy((char *)out->data + (size_t)(o * out_row + offset) * esz, (const char *)t->data + (size_t)(o * chunk) * esz,
-                   (size_t)chunk * esz);
+        for (int64_t o = 0; o < outer; o++) mrt_mover_copy(&mv, out->data, o * out_row + offset, t->data, o * chunk, chunk);
         offset += chunk;
     }
-    return MRT_STATUS_OK;
+    return mv.oom ? mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (strings)") : MRT_STATUS_OK;
 }
 
 static mrt_status mrt_cpu_split_to_sequence(mrt_op_ctx *ctx)
@@ -231,8 +229,7 @@ static mrt_status mrt_cpu_split_to_sequence(mrt_op_ctx *ctx)
     if (!sizes) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
     mrt_tensor *items = calloc((size_t)(n_parts ? n_parts : 1), sizeof *items);
     mrt_status st = items ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
-    size_t esz = (size_t)mrt_dtype_bits(x->dtype) / 8;
-    if (!st && x->dtype == MRT_DTYPE_STRING) st = mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "string tensors");
+    mrt_mover mv = mrt_mover_of(x->dtype);
     int64_t outer = 1, inner = 1, start = 0;
     for (int d = 0; d < axis; d++) outer *= x->shape[d];
     for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
@@ -245,8 +242,8 @@ static mrt_status mrt_cpu_split_to_sequence(mrt_op_ctx *ctx)
         }
         st = mrt_tensor_alloc(&items[p], x->dtype, rank, shape);
         for (int64_t o = 0; !st && o < outer; o++)
-            memcpy((char *)items[p].data + (size_t)(o * sizes[p] * inner) * esz,
-                   (const char *)x->data + (size_t)((o * len + start) * inner) * esz, (size_t)(sizes[p] * inner) * esz);
+            mrt_mover_copy(&mv, items[p].data, o * sizes[p] * inner, x->data, (o * len + start) * inner, sizes[p] * inner);
+        if (!st && mv.oom) st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (strings)");
         start += sizes[p];
     }
     free(sizes);

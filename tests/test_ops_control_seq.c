@@ -406,3 +406,39 @@ Test(shape_ops, rotary_embedding_both_layouts)
     mrt_tensor_release(&sinc);
     mrt_tensor_release(&pos);
 }
+
+/* Strings through sequences and Scan slices: every copy owns its strings (a shallow copy was a double free
+   the fuzzer found), so the round trip gives the same strings and nothing is freed twice (ASan checks). */
+Test(sequence, strings_split_concat_and_scan)
+{
+    mrt_tensor x;
+    cr_assert_eq(mrt_tensor_alloc(&x, MRT_DTYPE_STRING, 1, (int64_t[]){4}), MRT_STATUS_OK);
+    const char *words[4] = {"alpha", "beta", "", "delta"};
+    for (int i = 0; i < 4; i++) ((char **)x.data)[i] = strdup(words[i]);
+    mrt_graph *g = mrt_graph_new("main");
+    mrt_graph_add_input(g, "x", NULL, NULL);
+    node(g, "SplitToSequence", 1, (const char *[]){"x"}, 1, (const char *[]){"parts"});
+    mrt_node *cat = node(g, "ConcatFromSequence", 1, (const char *[]){"parts"}, 1, (const char *[]){"back"});
+    mrt_node_add_attr_int(cat, "axis", 0);
+    mrt_graph *body = mrt_graph_new("body");
+    mrt_graph_add_input(body, "x_t", NULL, NULL);
+    node(body, "Identity", 1, (const char *[]){"x_t"}, 1, (const char *[]){"y_t"});
+    mrt_graph_add_output(body, "y_t", NULL, NULL);
+    mrt_node *scan = node(g, "Scan", 1, (const char *[]){"x"}, 1, (const char *[]){"scanned"});
+    mrt_node_add_attr_graph(scan, "body", body);
+    mrt_node_add_attr_int(scan, "num_scan_inputs", 1);
+    mrt_graph_add_output(g, "back", NULL, NULL);
+    mrt_graph_add_output(g, "scanned", NULL, NULL);
+    mrt_model *m = model_with(g, 16);
+    mrt_value xv = mrt_value_from_tensor(x);
+    mrt_session *s = run(m, 1, (const char *[]){"x"}, &xv);
+    for (int o = 0; o < 2; o++) {
+        const mrt_tensor *t = &mrt_session_output(s, o)->tensor;
+        cr_assert_eq(t->dtype, MRT_DTYPE_STRING);
+        cr_assert_eq(mrt_tensor_numel(t), 4);
+        for (int i = 0; i < 4; i++) cr_assert_str_eq(((char **)t->data)[i], words[i], "output %d element %d", o, i);
+    }
+    mrt_session_free(s);
+    mrt_model_free(m);
+    mrt_tensor_release(&x);
+}
