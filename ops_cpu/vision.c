@@ -1,6 +1,119 @@
-/* CPU kernels: GridSample, AffineGrid, RoiAlign, NonMaxSuppression, Col2Im (being written). */
+/* CPU kernel: GridSample 16/20/22, following onnx.reference: grid coordinates (x, y[, z]) address the last
+ * spatial dim first; out-of-border coordinates are clamped (border) or reflected (reflection) before
+ * interpolating; taps outside the input read 0 (zeros), the clamped or the reflected pixel; nearest rounds
+ * half to even; cubic is Keys' kernel with a = -0.75. Computed in double; N-D taps as a tensor product. */
+#include <math.h>
+#include <string.h>
+
 #include "engine/registry.h"
 
+enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
+
+/* Fold x into [lo, hi] by reflecting at the nearer border, as often as needed. */
+static double reflect(double x, double lo, double hi)
+{
+    double range = hi - lo;
+    if (range <= 0) return lo;
+    if (x < lo) {
+        double dx = lo - x, n = floor(dx / range), r = dx - n * range;
+        return fmod(n, 2) == 0 ? lo + r : hi - r;
+    }
+    if (x > hi) {
+        double dx = x - hi, n = floor(dx / range), r = dx - n * range;
+        return fmod(n, 2) == 0 ? hi - r : lo + r;
+    }
+    return x;
+}
+
+static void cubic_coeffs(double t, double *c)
+{
+    const double a = -0.75;
+    double x = fabs(t);
+    c[0] = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a;
+    c[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
+    c[2] = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1;
+    c[3] = ((a * (2 - x) - 5 * a) * (2 - x) + 8 * a) * (2 - x) - 4 * a;
+}
+
+/* The input index a tap at integer position i reads, or -1 for a zero (padding "zeros" outside). */
+static int64_t tap_index(int64_t i, int64_t len, int pad, double lo, double hi)
+{
+    if (i >= 0 && i < len) return i;
+    if (pad == PAD_ZEROS) return -1;
+    if (pad == PAD_BORDER) return i < 0 ? 0 : len - 1;
+    int64_t j = (int64_t)reflect((double)i, lo, hi); /* truncation, as the reference's int() */
+    return j < 0 ? 0 : j >= len ? len - 1 : j;
+}
+
+static mrt_status mrt_cpu_grid_sample(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *grid = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    const char *mode = mrt_attr_string(ctx, "mode", ctx->opset < 20 ? "bilinear" : "linear");
+    const char *pad_s = mrt_attr_string(ctx, "padding_mode", "zeros");
+    bool align = mrt_attr_int(ctx, "align_corners", 0) != 0;
+    int pad = !strcmp(pad_s, "border") ? PAD_BORDER : !strcmp(pad_s, "reflection") ? PAD_REFLECT : PAD_ZEROS;
+    int kind = !strcmp(mode, "nearest") ? 1 : (!strcmp(mode, "cubic") || !strcmp(mode, "bicubic")) ? 4 : 2;
+    int r = x->rank - 2;
+    int64_t n = x->shape[0], c = x->shape[1], in_sp = 1, out_sp = 1;
+    for (int i = 0; i < r; i++) in_sp *= x->shape[2 + i], out_sp *= y->shape[2 + i];
+    int n_taps = 1;
+    for (int i = 0; i < r; i++) n_taps *= kind;
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t o = 0; o < out_sp; o++) {
+            /* per spatial dim: first tap position and tap weights */
+            int64_t first[MRT_MAX_RANK];
+            double w[MRT_MAX_RANK][4];
+            for (int i = 0; i < r; i++) {
+                int64_t len = x->shape[2 + i];
+                double g = mrt_load_f64(grid->dtype, grid->data, (b * out_sp + o) * r + (r - 1 - i));
+                double v = align ? (g + 1) / 2 * (double)(len - 1) : ((g + 1) * (double)len - 1) / 2;
+                double lo = align ? 0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
+                if (kind == 1) v = nearbyint(v);
+                if (v < lo || v > hi) {
+                    if (pad == PAD_BORDER) v = v < 0 ? 0 : v > (double)(len - 1) ? (double)(len - 1) : v;
+                    else if (pad == PAD_REFLECT) v = reflect(v, lo, hi);
+                }
+                if (v != v) v = 0; /* a NaN coordinate: read position 0 rather than an undefined index */
+                if (kind == 1) {
+                    first[i] = mrt_f64_to_i64_sat(v); /* already integral; truncation as the reference */
+                    w[i][0] = 1;
+                } else {
+                    double f = floor(v), t = v - f;
+                    first[i] = mrt_f64_to_i64_sat(f) - (kind == 4 ? 1 : 0);
+                    if (kind == 2) w[i][0] = 1 - t, w[i][1] = t;
+                    else cubic_coeffs(t, w[i]);
+                }
+            }
+            for (int64_t ch = 0; ch < c; ch++) {
+                const int64_t plane = (b * c + ch) * in_sp;
+                double acc = 0;
+                for (int tap = 0; tap < n_taps; tap++) {
+                    double wt = 1;
+                    int64_t off = 0;
+                    bool zero = false;
+                    for (int i = 0, rem = tap; i < r; i++) {
+                        int k = rem % kind;
+                        rem /= kind;
+                        int64_t len = x->shape[2 + i];
+                        double lo = align ? 0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
+                        int64_t pos = first[i] > INT64_MAX - 4 ? INT64_MAX : first[i] + k;
+                        int64_t idx = tap_index(pos, len, pad, lo, hi);
+                        if (idx < 0) zero = true;
+                        off = off * len + (idx < 0 ? 0 : idx);
+                        wt *= w[i][k];
+                    }
+                    if (!zero) acc += wt * mrt_load_f64(x->dtype, x->data, plane + off);
+                }
+                mrt_store_f64(y->dtype, y->data, (b * c + ch) * out_sp + o, acc);
+            }
+        }
+    return MRT_STATUS_OK;
+}
+
 const mrt_kernel mrt_cpu_kernels_vision[] = {
+    {"", "GridSample", 16, mrt_cpu_grid_sample, NULL},
+    {"", "GridSample", 20, mrt_cpu_grid_sample, NULL},
+    {"", "GridSample", 22, mrt_cpu_grid_sample, NULL},
     {0},
 };

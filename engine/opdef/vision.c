@@ -1,6 +1,44 @@
-/* Opdefs: GridSample, AffineGrid, RoiAlign, NonMaxSuppression, Col2Im (being written). */
+/* Opdefs: GridSample 16/20/22 (N-D from 20; linear/bilinear, nearest, cubic/bicubic; zeros, border,
+ * reflection padding; align_corners). */
+#include <string.h>
+
 #include "engine/registry.h"
 
+static bool is_float(mrt_dtype dt)
+{
+    return dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
+}
+
+static mrt_status infer_grid_sample(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *grid = mrt_input(ctx, 1);
+    char a[128], b[128];
+    if (!x || !grid || !is_float(x->dtype) || !is_float(grid->dtype))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "X and grid must be floating-point tensors");
+    int r = x->rank - 2;
+    if (r < 1 || (ctx->opset < 20 && r != 2) || grid->rank != x->rank || grid->shape[0] != x->shape[0] ||
+        grid->shape[grid->rank - 1] != r)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "grid %s must be [N, out spatial dims..., %d] for X %s (opset %lld: %s)",
+                           mrt_shape_describe(grid->rank, grid->shape, a, sizeof a), r,
+                           mrt_shape_describe(x->rank, x->shape, b, sizeof b), (long long)ctx->opset,
+                           ctx->opset < 20 ? "4-D only" : "N-D");
+    const char *mode = mrt_attr_string(ctx, "mode", ctx->opset < 20 ? "bilinear" : "linear");
+    const char *pad = mrt_attr_string(ctx, "padding_mode", "zeros");
+    static const char *const modes[] = {"linear", "bilinear", "nearest", "cubic", "bicubic"};
+    bool ok = false;
+    for (int i = 0; i < 5; i++) ok |= strcmp(mode, modes[i]) == 0;
+    if (!ok) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "mode '%s' is not linear, nearest or cubic", mode);
+    if (strcmp(pad, "zeros") && strcmp(pad, "border") && strcmp(pad, "reflection"))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "padding_mode '%s' is not zeros, border or reflection", pad);
+    int64_t shape[MRT_MAX_RANK] = {x->shape[0], x->shape[1]};
+    for (int i = 0; i < r; i++) shape[2 + i] = grid->shape[1 + i];
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, shape);
+}
+
 const mrt_opdef mrt_opdefs_vision[] = {
+    {"", "GridSample", 16, 2, 2, 1, 1, infer_grid_sample, 0},
+    {"", "GridSample", 20, 2, 2, 1, 1, infer_grid_sample, 0},
+    {"", "GridSample", 22, 2, 2, 1, 1, infer_grid_sample, 0},
     {0},
 };

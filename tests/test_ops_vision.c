@@ -1,0 +1,124 @@
+/* GridSample (2-D) against a reference written here from the spec: unnormalize, then for out-of-range
+ * coordinates clamp (border) or reflect (reflection), then bilinear / nearest (half to even) / bicubic (Keys,
+ * a = -0.75) over pixels read with the padding rule. Random data and grids reaching past the borders. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+typedef struct gs_ref {
+    const float *x;
+    int64_t h, w;
+    int pad; /* 0 zeros, 1 border, 2 reflection */
+    bool align;
+} gs_ref;
+
+static double refl(double v, double lo, double hi)
+{
+    double range = hi - lo;
+    while (v < lo || v > hi) v = v < lo ? 2 * lo - v : 2 * hi - v; /* mirror until inside */
+    (void)range;
+    return v;
+}
+
+static double pixel(const gs_ref *g, int64_t i, int64_t j)
+{
+    double lo_i = g->align ? 0 : -0.5, hi_i = g->align ? (double)(g->h - 1) : g->h - 0.5;
+    double lo_j = g->align ? 0 : -0.5, hi_j = g->align ? (double)(g->w - 1) : g->w - 0.5;
+    if (i < 0 || i >= g->h || j < 0 || j >= g->w) {
+        if (g->pad == 0) return 0;
+        if (g->pad == 1) {
+            i = i < 0 ? 0 : i >= g->h ? g->h - 1 : i;
+            j = j < 0 ? 0 : j >= g->w ? g->w - 1 : j;
+        } else {
+            if (i < 0 || i >= g->h) i = (int64_t)refl((double)i, lo_i, hi_i);
+            if (j < 0 || j >= g->w) j = (int64_t)refl((double)j, lo_j, hi_j);
+            i = i < 0 ? 0 : i >= g->h ? g->h - 1 : i;
+            j = j < 0 ? 0 : j >= g->w ? g->w - 1 : j;
+        }
+    }
+    return g->x[i * g->w + j];
+}
+
+static double keys(double t)
+{
+    const double a = -0.75;
+    t = fabs(t);
+    return t <= 1 ? ((a + 2) * t - (a + 3)) * t * t + 1 : t < 2 ? ((a * t - 5 * a) * t + 8 * a) * t - 4 * a : 0;
+}
+
+static double sample(const gs_ref *g, const char *mode, double gx, double gy)
+{
+    double u = g->align ? (gx + 1) / 2 * (g->w - 1) : ((gx + 1) * g->w - 1) / 2;
+    double v = g->align ? (gy + 1) / 2 * (g->h - 1) : ((gy + 1) * g->h - 1) / 2;
+    bool nearest = !strcmp(mode, "nearest");
+    if (nearest) u = nearbyint(u), v = nearbyint(v);
+    double lo = g->align ? 0 : -0.5, hu = g->align ? g->w - 1.0 : g->w - 0.5, hv = g->align ? g->h - 1.0 : g->h - 0.5;
+    if (g->pad == 1) {
+        if (u < lo || u > hu) u = u < 0 ? 0 : u > g->w - 1 ? g->w - 1 : u;
+        if (v < lo || v > hv) v = v < 0 ? 0 : v > g->h - 1 ? g->h - 1 : v;
+    } else if (g->pad == 2) {
+        u = refl(u, lo, hu);
+        v = refl(v, lo, hv);
+    }
+    if (nearest) return pixel(g, (int64_t)v, (int64_t)u);
+    double fu = floor(u), fv = floor(v), acc = 0;
+    if (!strcmp(mode, "linear")) {
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                acc += (a ? v - fv : 1 - (v - fv)) * (b ? u - fu : 1 - (u - fu)) * pixel(g, (int64_t)fv + a, (int64_t)fu + b);
+        return acc;
+    }
+    for (int a = -1; a <= 2; a++)
+        for (int b = -1; b <= 2; b++)
+            acc += keys(v - (fv + a)) * keys(u - (fu + b)) * pixel(g, (int64_t)fv + a, (int64_t)fu + b);
+    return acc;
+}
+
+Test(vision, grid_sample_modes_paddings_alignments)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("vision.grid_sample"));
+    const int64_t N = 1, C = 2, H = 4, W = 5, OH = 3, OW = 6;
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, C, H, W}, -1, 1);
+    mrt_tensor grid = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, OH, OW, 2}, -1.6, 1.6);
+    const char *modes[3] = {"linear", "nearest", "cubic"}, *pads[3] = {"zeros", "border", "reflection"};
+    for (int m = 0; m < 3; m++)
+        for (int p = 0; p < 3; p++)
+            for (int al = 0; al < 2; al++) {
+                th_case *c = th_begin("GridSample", "", 20);
+                th_input(c, &x);
+                th_input(c, &grid);
+                th_attr_string(c, "mode", modes[m]);
+                th_attr_string(c, "padding_mode", pads[p]);
+                th_attr_int(c, "align_corners", al);
+                mrt_tensor y = {0};
+                cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+                for (int64_t ch = 0; ch < C; ch++) {
+                    gs_ref g = {(const float *)x.data + ch * H * W, H, W, p, al};
+                    for (int64_t o = 0; o < OH * OW; o++) {
+                        const float *gp = (const float *)grid.data + o * 2;
+                        double want = sample(&g, modes[m], gp[0], gp[1]);
+                        float got = ((float *)y.data)[ch * OH * OW + o];
+                        cr_assert(fabs(got - want) <= 1e-5 * (1 + fabs(want)),
+                                  "%s/%s/align %d: channel %lld output %lld: got %.7g, expected %.7g", modes[m], pads[p],
+                                  al, (long long)ch, (long long)o, got, want);
+                    }
+                }
+                mrt_tensor_release(&y);
+                th_free(c);
+            }
+    /* a grid whose last dim is not the spatial rank */
+    mrt_tensor bad = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, OH, OW, 3}, -1, 1);
+    th_case *c = th_begin("GridSample", "", 20);
+    th_input(c, &x);
+    th_input(c, &bad);
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL);
+    th_free(c);
+    mrt_tensor_release(&bad);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&grid);
+}
