@@ -1,9 +1,12 @@
-/* CPU kernel: GridSample 16/20/22, following onnx.reference: grid coordinates (x, y[, z]) address the last
+/* CPU kernels: NonMaxSuppression 10/11 (greedy per batch and class, as onnx.reference and onnxruntime) and
+ * GridSample 16/20/22, following onnx.reference: grid coordinates (x, y[, z]) address the last
  * spatial dim first; out-of-border coordinates are clamped (border) or reflected (reflection) before
  * interpolating; taps outside the input read 0 (zeros), the clamped or the reflected pixel; nearest rounds
  * half to even; cubic is Keys' kernel with a = -0.75. Computed in double; N-D taps as a tensor product. */
 #include <math.h>
 #include <string.h>
+
+#include <stdlib.h>
 
 #include "engine/registry.h"
 
@@ -111,7 +114,97 @@ static mrt_status mrt_cpu_grid_sample(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ NonMaxSuppression */
+
+typedef struct nms_box {
+    double score;
+    int64_t index;
+} nms_box;
+
+/* score descending (NaN last), then index ascending: the order boxes are considered in */
+static int cmp_nms(const void *pa, const void *pb)
+{
+    const nms_box *a = pa, *b = pb;
+    double sa = a->score != a->score ? -INFINITY : a->score, sb = b->score != b->score ? -INFINITY : b->score;
+    if (sa != sb) return sa > sb ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Corners (x_min, y_min, x_max, y_max) of a box in either layout. */
+static void corners(const mrt_tensor *boxes, int64_t at, bool center, double *c)
+{
+    double v[4];
+    for (int i = 0; i < 4; i++) v[i] = mrt_load_f64(boxes->dtype, boxes->data, at + i);
+    if (center) {
+        c[0] = v[0] - v[2] / 2, c[2] = v[0] + v[2] / 2, c[1] = v[1] - v[3] / 2, c[3] = v[1] + v[3] / 2;
+    } else { /* [y1, x1, y2, x2], corners in any order */
+        c[0] = fmin(v[1], v[3]), c[2] = fmax(v[1], v[3]), c[1] = fmin(v[0], v[2]), c[3] = fmax(v[0], v[2]);
+    }
+}
+
+static bool suppresses(const double *a, const double *b, double iou_threshold)
+{
+    double ix0 = fmax(a[0], b[0]), ix1 = fmin(a[2], b[2]), iy0 = fmax(a[1], b[1]), iy1 = fmin(a[3], b[3]);
+    if (ix1 <= ix0 || iy1 <= iy0) return false;
+    double inter = (ix1 - ix0) * (iy1 - iy0), area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+    double uni = area_a + area_b - inter;
+    if (inter <= 0 || area_a <= 0 || area_b <= 0 || uni <= 0) return false;
+    return inter / uni > iou_threshold;
+}
+
+static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *boxes = mrt_input(ctx, 0), *scores = mrt_input(ctx, 1), *mo = mrt_input(ctx, 2);
+    const mrt_tensor *iou = mrt_input(ctx, 3), *st_in = mrt_input(ctx, 4);
+    bool center = mrt_attr_int(ctx, "center_point_box", 0) == 1;
+    int64_t max_out = mo && mrt_tensor_numel(mo) ? mrt_load_i64(mo->dtype, mo->data, 0) : 0;
+    double iou_t = iou && mrt_tensor_numel(iou) ? mrt_load_f64(iou->dtype, iou->data, 0) : 0;
+    bool has_score_t = st_in && mrt_tensor_numel(st_in);
+    double score_t = has_score_t ? mrt_load_f64(st_in->dtype, st_in->data, 0) : 0;
+    int64_t nb = boxes->shape[0], nbox = boxes->shape[1], ncls = scores->shape[1];
+    if (max_out < 0) max_out = 0;
+    if (max_out > nbox) max_out = nbox;
+    nms_box *cand = malloc((size_t)(nbox ? nbox : 1) * sizeof *cand);
+    int64_t *kept = malloc((size_t)(nbox ? nbox : 1) * sizeof *kept);
+    /* at most max_out per (batch, class): the result fits in nb * ncls * max_out triples */
+    int64_t cap = nb * ncls * max_out, n_sel = 0;
+    int64_t *sel = malloc((size_t)(cap ? cap : 1) * 3 * sizeof *sel);
+    mrt_status st = cand && kept && sel ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int64_t b = 0; !st && b < nb; b++)
+        for (int64_t c = 0; c < ncls && max_out > 0; c++) {
+            int64_t n = 0, n_kept = 0;
+            for (int64_t i = 0; i < nbox; i++) {
+                double s = mrt_load_f64(scores->dtype, scores->data, (b * ncls + c) * nbox + i);
+                if (!has_score_t || s > score_t) cand[n++] = (nms_box){s, i};
+            }
+            qsort(cand, (size_t)n, sizeof *cand, cmp_nms);
+            for (int64_t k = 0; k < n && n_kept < max_out; k++) {
+                double ck[4];
+                corners(boxes, (b * nbox + cand[k].index) * 4, center, ck);
+                bool keep = true;
+                for (int64_t j = 0; j < n_kept && keep; j++) {
+                    double cj[4];
+                    corners(boxes, (b * nbox + kept[j]) * 4, center, cj);
+                    keep = !suppresses(ck, cj, iou_t);
+                }
+                if (!keep) continue;
+                kept[n_kept++] = cand[k].index;
+                sel[n_sel * 3] = b, sel[n_sel * 3 + 1] = c, sel[n_sel * 3 + 2] = cand[k].index;
+                n_sel++;
+            }
+        }
+    mrt_tensor *y = NULL;
+    if (!st) st = mrt_output_alloc(ctx, 0, MRT_DTYPE_INT64, 2, (int64_t[]){n_sel, 3}, &y);
+    if (!st && y && n_sel) memcpy(y->data, sel, (size_t)n_sel * 3 * sizeof *sel);
+    free(cand);
+    free(kept);
+    free(sel);
+    return st;
+}
+
 const mrt_kernel mrt_cpu_kernels_vision[] = {
+    {"", "NonMaxSuppression", 10, mrt_cpu_nms, NULL},
+    {"", "NonMaxSuppression", 11, mrt_cpu_nms, NULL},
     {"", "GridSample", 16, mrt_cpu_grid_sample, NULL},
     {"", "GridSample", 20, mrt_cpu_grid_sample, NULL},
     {"", "GridSample", 22, mrt_cpu_grid_sample, NULL},

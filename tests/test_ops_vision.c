@@ -122,3 +122,72 @@ Test(vision, grid_sample_modes_paddings_alignments)
     mrt_tensor_release(&x);
     mrt_tensor_release(&grid);
 }
+
+/* NonMaxSuppression against a direct reading of the spec: repeatedly take the highest-scoring remaining box
+   above the score threshold (lowest index on ties), keep it unless its IoU with a kept box exceeds the
+   threshold. Boxes in corner form with swapped corners, and in center form. */
+static double iou(const double *a, const double *b)
+{
+    double ix = fmin(a[2], b[2]) - fmax(a[0], b[0]), iy = fmin(a[3], b[3]) - fmax(a[1], b[1]);
+    if (ix <= 0 || iy <= 0) return 0;
+    double inter = ix * iy, ua = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    return ua > 0 ? inter / ua : 0;
+}
+
+Test(vision, nms_against_greedy_reference)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("vision.nms"));
+    const int64_t B = 2, C = 2, N = 12, MAXO = 4;
+    for (int center = 0; center < 2; center++) {
+        mrt_tensor boxes = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){B, N, 4}, 0, 10);
+        mrt_tensor scores = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){B, C, N}, 0, 1);
+        if (center)
+            for (int64_t i = 0; i < B * N; i++) /* positive widths and heights */
+                for (int k = 2; k < 4; k++) ((float *)boxes.data)[i * 4 + k] = fabsf(((float *)boxes.data)[i * 4 + k]) / 2 + 0.5f;
+        mrt_tensor mo = th_scalar_i64(MAXO), it = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){1}, (double[]){0.3});
+        mrt_tensor stt = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){1}, (double[]){0.2});
+        th_case *c = th_begin("NonMaxSuppression", "", 11);
+        th_input(c, &boxes);
+        th_input(c, &scores);
+        th_input_const(c, &mo);
+        th_input_const(c, &it);
+        th_input_const(c, &stt);
+        th_attr_int(c, "center_point_box", center);
+        mrt_tensor y = {0};
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        int64_t want[64][3], n_want = 0;
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t cl = 0; cl < C; cl++) {
+                bool used[12] = {false};
+                double kept[12][4];
+                int n_kept = 0;
+                for (;;) {
+                    int64_t best = -1;
+                    for (int64_t i = 0; i < N; i++) {
+                        float s = ((float *)scores.data)[(b * C + cl) * N + i];
+                        if (!used[i] && s > 0.2f && (best < 0 || s > ((float *)scores.data)[(b * C + cl) * N + best])) best = i;
+                    }
+                    if (best < 0 || n_kept == MAXO) break;
+                    used[best] = true;
+                    const float *v = (const float *)boxes.data + (b * N + best) * 4;
+                    double bx[4] = {fmin(v[1], v[3]), fmin(v[0], v[2]), fmax(v[1], v[3]), fmax(v[0], v[2])};
+                    if (center) bx[0] = v[0] - v[2] / 2.0, bx[1] = v[1] - v[3] / 2.0, bx[2] = v[0] + v[2] / 2.0, bx[3] = v[1] + v[3] / 2.0;
+                    bool keep = true;
+                    for (int k = 0; k < n_kept && keep; k++) keep = iou(bx, kept[k]) <= 0.3f;
+                    if (!keep) continue;
+                    memcpy(kept[n_kept++], bx, sizeof bx);
+                    want[n_want][0] = b, want[n_want][1] = cl, want[n_want][2] = best;
+                    n_want++;
+                }
+            }
+        cr_assert_eq(y.shape[0], n_want, "center %d: %lld boxes selected, expected %lld", center, (long long)y.shape[0],
+                     (long long)n_want);
+        for (int64_t i = 0; i < n_want * 3; i++)
+            cr_assert_eq(((int64_t *)y.data)[i], want[i / 3][i % 3], "center %d: entry %lld", center, (long long)i);
+        mrt_tensor_release(&y);
+        th_free(c);
+        mrt_tensor *all[] = {&boxes, &scores, &mo, &it, &stt};
+        for (int i = 0; i < 5; i++) mrt_tensor_release(all[i]);
+    }
+}

@@ -1,5 +1,5 @@
 /* Opdefs: GridSample 16/20/22 (N-D from 20; linear/bilinear, nearest, cubic/bicubic; zeros, border,
- * reflection padding; align_corners). */
+ * reflection padding; align_corners) and NonMaxSuppression 10/11 (corner or center boxes). */
 #include <string.h>
 
 #include "engine/registry.h"
@@ -36,7 +36,35 @@ static mrt_status infer_grid_sample(mrt_op_ctx *ctx)
     return mrt_output_set(ctx, 0, x->dtype, x->rank, shape);
 }
 
+/* boxes [batch, boxes, 4], scores [batch, classes, boxes], then optional scalars; the number of selected
+   boxes is only known after running, so the kernel allocates the output. */
+static mrt_status infer_nms(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *boxes = mrt_input(ctx, 0), *scores = mrt_input(ctx, 1);
+    char a[128], b[128];
+    if (!boxes || !scores || !is_float(boxes->dtype) || !is_float(scores->dtype))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "boxes and scores must be floating-point tensors");
+    if (boxes->rank != 3 || boxes->shape[2] != 4 || scores->rank != 3 || scores->shape[0] != boxes->shape[0] ||
+        scores->shape[2] != boxes->shape[1])
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "boxes %s must be [batch, boxes, 4] and scores %s [batch, classes, boxes]",
+                           mrt_shape_describe(boxes->rank, boxes->shape, a, sizeof a),
+                           mrt_shape_describe(scores->rank, scores->shape, b, sizeof b));
+    for (int i = 2; i < 5; i++) {
+        const mrt_tensor *t = mrt_input(ctx, i);
+        if (t && mrt_tensor_numel(t) > 1)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input %d must hold at most one value (it has %lld)", i,
+                               (long long)mrt_tensor_numel(t));
+    }
+    int64_t cpb = mrt_attr_int(ctx, "center_point_box", 0);
+    if (cpb != 0 && cpb != 1)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "center_point_box %lld is not 0 or 1", (long long)cpb);
+    return mrt_infer_dynamic(ctx);
+}
+
 const mrt_opdef mrt_opdefs_vision[] = {
+    {"", "NonMaxSuppression", 10, 2, 5, 1, 1, infer_nms, 0},
+    {"", "NonMaxSuppression", 11, 2, 5, 1, 1, infer_nms, 0},
     {"", "GridSample", 16, 2, 2, 1, 1, infer_grid_sample, 0},
     {"", "GridSample", 20, 2, 2, 1, 1, infer_grid_sample, 0},
     {"", "GridSample", 22, 2, 2, 1, 1, infer_grid_sample, 0},
