@@ -1,4 +1,6 @@
-/* CPU kernels: NonMaxSuppression 10/11 (greedy per batch and class, as onnx.reference and onnxruntime) and
+/* CPU kernels: RoiAlign 10/16/22 (onnxruntime's sampling, which onnx.reference copies: bilinear taps clamped
+ * at the border, samples past -1 or the size read 0, and "max" taking the largest weighted tap),
+ * NonMaxSuppression 10/11 (greedy per batch and class, as onnx.reference and onnxruntime) and
  * GridSample 16/20/22, following onnx.reference: grid coordinates (x, y[, z]) address the last
  * spatial dim first; out-of-border coordinates are clamped (border) or reflected (reflection) before
  * interpolating; taps outside the input read 0 (zeros), the clamped or the reflected pixel; nearest rounds
@@ -202,7 +204,87 @@ static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
     return st;
 }
 
+/* ------------------------------------------------------------------ RoiAlign */
+
+/* One bilinear sample at (y, x) of an h x w plane: four positions and weights (all 0 outside [-1, size]). */
+static void roi_sample(double y, double x, int64_t h, int64_t w, int64_t *pos, double *wt)
+{
+    memset(pos, 0, 4 * sizeof *pos);
+    memset(wt, 0, 4 * sizeof *wt);
+    if (!(y >= -1.0 && y <= (double)h && x >= -1.0 && x <= (double)w)) return; /* also NaN */
+    y = y < 0 ? 0 : y;
+    x = x < 0 ? 0 : x;
+    int64_t yl = (int64_t)y, xl = (int64_t)x, yh, xh;
+    if (yl >= h - 1) yh = yl = h - 1, y = (double)yl;
+    else yh = yl + 1;
+    if (xl >= w - 1) xh = xl = w - 1, x = (double)xl;
+    else xh = xl + 1;
+    double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
+    pos[0] = yl * w + xl, pos[1] = yl * w + xh, pos[2] = yh * w + xl, pos[3] = yh * w + xh;
+    wt[0] = hy * hx, wt[1] = hy * lx, wt[2] = ly * hx, wt[3] = ly * lx;
+}
+
+static mrt_status mrt_cpu_roi_align(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *rois = mrt_input(ctx, 1), *bi = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], ph_n = y->shape[2], pw_n = y->shape[3];
+    bool max_mode = strcmp(mrt_attr_string(ctx, "mode", "avg"), "max") == 0;
+    /* opset 10 had no attribute: its behaviour is output_half_pixel */
+    bool half = ctx->opset >= 16 && strcmp(mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel"), "half_pixel") == 0;
+    double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f), off = half ? 0.5 : 0.0;
+    int64_t ratio = mrt_attr_int(ctx, "sampling_ratio", 0);
+    if (h == 0 || w == 0) return MRT_STATUS_OK; /* nothing to sample: the (zeroed) output stands */
+    for (int64_t r = 0; r < rois->shape[0]; r++) {
+        int64_t b = mrt_load_i64(bi->dtype, bi->data, r);
+        if (b < 0 || b >= n)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
+                               (long long)b, (long long)n);
+        double v[4];
+        for (int i = 0; i < 4; i++) v[i] = mrt_load_f64(rois->dtype, rois->data, r * 4 + i) * scale - off;
+        double rw = v[2] - v[0], rh = v[3] - v[1];
+        if (!half) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0);
+        double bh = rh / (double)ph_n, bw = rw / (double)pw_n;
+        double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)ph_n), gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)pw_n);
+        if (!(gh_d * gw_d <= (double)(1 << 16)) && !(gh_d <= 0 || gw_d <= 0))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "roi %lld needs a %g x %g sampling grid per bin (too large)",
+                               (long long)r, gh_d, gw_d);
+        int64_t gh = gh_d > 0 ? (int64_t)gh_d : 0, gw = gw_d > 0 ? (int64_t)gw_d : 0;
+        double count = gh * gw > 1 ? (double)(gh * gw) : 1.0;
+        for (int64_t ch = 0; ch < c; ch++) {
+            int64_t plane = (b * c + ch) * h * w;
+            for (int64_t ph = 0; ph < ph_n; ph++)
+                for (int64_t pw = 0; pw < pw_n; pw++) {
+                    double out = 0;
+                    bool first = true;
+                    for (int64_t iy = 0; iy < gh; iy++)
+                        for (int64_t ix = 0; ix < gw; ix++) {
+                            double sy = v[1] + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+                            double sx = v[0] + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+                            int64_t pos[4];
+                            double wt[4], t[4];
+                            roi_sample(sy, sx, h, w, pos, wt);
+                            for (int k = 0; k < 4; k++) t[k] = wt[k] * mrt_load_f64(x->dtype, x->data, plane + pos[k]);
+                            if (!max_mode) {
+                                out += t[0] + t[1] + t[2] + t[3];
+                            } else {
+                                double m = fmax(fmax(t[0], t[1]), fmax(t[2], t[3]));
+                                out = first ? m : fmax(out, m);
+                                first = false;
+                            }
+                        }
+                    if (!max_mode) out /= count;
+                    mrt_store_f64(y->dtype, y->data, ((r * c + ch) * ph_n + ph) * pw_n + pw, out);
+                }
+        }
+    }
+    return MRT_STATUS_OK;
+}
+
 const mrt_kernel mrt_cpu_kernels_vision[] = {
+    {"", "RoiAlign", 10, mrt_cpu_roi_align, NULL},
+    {"", "RoiAlign", 16, mrt_cpu_roi_align, NULL},
+    {"", "RoiAlign", 22, mrt_cpu_roi_align, NULL},
     {"", "NonMaxSuppression", 10, mrt_cpu_nms, NULL},
     {"", "NonMaxSuppression", 11, mrt_cpu_nms, NULL},
     {"", "GridSample", 16, mrt_cpu_grid_sample, NULL},

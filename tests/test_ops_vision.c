@@ -191,3 +191,68 @@ Test(vision, nms_against_greedy_reference)
         for (int i = 0; i < 5; i++) mrt_tensor_release(all[i]);
     }
 }
+
+/* RoiAlign (avg, half_pixel, sampling_ratio 2) against a reference written here: each bin averages 2x2
+   bilinear samples at the bin's quarter points, with the border rules of the spec's reference. */
+static double bilinear_clamped(const float *p, int64_t h, int64_t w, double y, double x)
+{
+    if (y < -1 || y > h || x < -1 || x > w) return 0;
+    y = y < 0 ? 0 : y, x = x < 0 ? 0 : x;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1 = y0 + 1, x1 = x0 + 1;
+    if (y0 >= h - 1) y0 = y1 = h - 1, y = (double)y0;
+    if (x0 >= w - 1) x0 = x1 = w - 1, x = (double)x0;
+    double ly = y - y0, lx = x - x0;
+    return (1 - ly) * (1 - lx) * p[y0 * w + x0] + (1 - ly) * lx * p[y0 * w + x1] + ly * (1 - lx) * p[y1 * w + x0] +
+           ly * lx * p[y1 * w + x1];
+}
+
+Test(vision, roi_align_avg_against_reference)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("vision.roi_align"));
+    const int64_t C = 3, H = 6, W = 7, OH = 2, OW = 3;
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, C, H, W}, -1, 1);
+    mrt_tensor rois = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){3, 4},
+                                  (double[]){0.5, 1.0, 5.5, 4.0, -1.0, -1.0, 3.0, 2.0, 2.0, 0.0, 9.0, 7.0});
+    mrt_tensor bi = th_vec_i64(3, (int64_t[]){0, 1, 1});
+    th_case *c = th_begin("RoiAlign", "", 16);
+    th_input(c, &x);
+    th_input(c, &rois);
+    th_input(c, &bi);
+    th_attr_int(c, "output_height", OH);
+    th_attr_int(c, "output_width", OW);
+    th_attr_int(c, "sampling_ratio", 2);
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    for (int64_t k = 0; k < 3; k++) {
+        const float *rv = (const float *)rois.data + k * 4;
+        double x0 = rv[0] - 0.5, y0 = rv[1] - 0.5, bw = (rv[2] - rv[0]) / OW, bh = (rv[3] - rv[1]) / OH;
+        int64_t b = ((int64_t *)bi.data)[k];
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t i = 0; i < OH; i++)
+                for (int64_t j = 0; j < OW; j++) {
+                    double acc = 0;
+                    for (int sy = 0; sy < 2; sy++)
+                        for (int sx = 0; sx < 2; sx++)
+                            acc += bilinear_clamped((const float *)x.data + (b * C + ch) * H * W, H, W,
+                                                    y0 + i * bh + (sy + 0.5) * bh / 2, x0 + j * bw + (sx + 0.5) * bw / 2);
+                    double want = acc / 4;
+                    float got = ((float *)y.data)[((k * C + ch) * OH + i) * OW + j];
+                    cr_assert(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "roi %lld c %lld bin (%lld,%lld): got %g, expected %g",
+                              (long long)k, (long long)ch, (long long)i, (long long)j, got, want);
+                }
+    }
+    mrt_tensor_release(&y);
+    th_free(c);
+    /* a batch index out of range is an error, not a read */
+    ((int64_t *)bi.data)[2] = 5;
+    c = th_begin("RoiAlign", "", 16);
+    th_input(c, &x);
+    th_input(c, &rois);
+    th_input(c, &bi);
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_ARG);
+    th_free(c);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&rois);
+    mrt_tensor_release(&bi);
+}

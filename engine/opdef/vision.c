@@ -1,5 +1,6 @@
 /* Opdefs: GridSample 16/20/22 (N-D from 20; linear/bilinear, nearest, cubic/bicubic; zeros, border,
- * reflection padding; align_corners) and NonMaxSuppression 10/11 (corner or center boxes). */
+ * reflection padding; align_corners), NonMaxSuppression 10/11 (corner or center boxes) and RoiAlign 10/16/22
+ * (avg/max, half_pixel or output_half_pixel, adaptive or fixed sampling). */
 #include <string.h>
 
 #include "engine/registry.h"
@@ -62,7 +63,36 @@ static mrt_status infer_nms(mrt_op_ctx *ctx)
     return mrt_infer_dynamic(ctx);
 }
 
+static mrt_status infer_roi_align(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *rois = mrt_input(ctx, 1), *bi = mrt_input(ctx, 2);
+    char a[128], b[128];
+    if (!x || !rois || !bi || !is_float(x->dtype) || rois->dtype != x->dtype ||
+        (bi->dtype != MRT_DTYPE_INT64 && bi->dtype != MRT_DTYPE_INT32))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "X and rois must be one float type, batch_indices int64");
+    if (x->rank != 4 || rois->rank != 2 || rois->shape[1] != 4 || bi->rank != 1 || bi->shape[0] != rois->shape[0])
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "X must be [N, C, H, W], rois [num_rois, 4] (here %s) and batch_indices [num_rois] (here %s)",
+                           mrt_shape_describe(rois->rank, rois->shape, a, sizeof a),
+                           mrt_shape_describe(bi->rank, bi->shape, b, sizeof b));
+    int64_t oh = mrt_attr_int(ctx, "output_height", 1), ow = mrt_attr_int(ctx, "output_width", 1);
+    const char *mode = mrt_attr_string(ctx, "mode", "avg");
+    const char *ct = mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel");
+    if (oh < 1 || ow < 1) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "output_height/width must be positive");
+    if (strcmp(mode, "avg") && strcmp(mode, "max"))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "mode '%s' is not avg or max", mode);
+    if (strcmp(ct, "half_pixel") && strcmp(ct, "output_half_pixel"))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "coordinate_transformation_mode '%s' is not half_pixel or "
+                           "output_half_pixel", ct);
+    if (mrt_attr_int(ctx, "sampling_ratio", 0) < 0)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "sampling_ratio must not be negative");
+    return mrt_output_set(ctx, 0, x->dtype, 4, (int64_t[]){rois->shape[0], x->shape[1], oh, ow});
+}
+
 const mrt_opdef mrt_opdefs_vision[] = {
+    {"", "RoiAlign", 10, 3, 3, 1, 1, infer_roi_align, 0},
+    {"", "RoiAlign", 16, 3, 3, 1, 1, infer_roi_align, 0},
+    {"", "RoiAlign", 22, 3, 3, 1, 1, infer_roi_align, 0},
     {"", "NonMaxSuppression", 10, 2, 5, 1, 1, infer_nms, 0},
     {"", "NonMaxSuppression", 11, 2, 5, 1, 1, infer_nms, 0},
     {"", "GridSample", 16, 2, 2, 1, 1, infer_grid_sample, 0},
