@@ -1,4 +1,4 @@
-/* CPU kernels: RoiAlign 10/16/22 (onnxruntime's sampling, which onnx.reference copies: bilinear taps clamped
+/* CPU kernels: AffineGrid 20, Col2Im 18, RoiAlign 10/16/22 (onnxruntime's sampling, which onnx.reference copies: bilinear taps clamped
  * at the border, samples past -1 or the size read 0, and "max" taking the largest weighted tap),
  * NonMaxSuppression 10/11 (greedy per batch and class, as onnx.reference and onnxruntime) and
  * GridSample 16/20/22, following onnx.reference: grid coordinates (x, y[, z]) address the last
@@ -281,7 +281,88 @@ static mrt_status mrt_cpu_roi_align(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ AffineGrid, Col2Im */
+
+/* Base coordinate i of n along one axis, in [-1, 1]. */
+static double grid_coord(int64_t i, int64_t n, bool align)
+{
+    if (align) return n > 1 ? -1.0 + 2.0 * (double)i / (double)(n - 1) : -1.0;
+    return -1.0 + (2.0 * (double)i + 1.0) / (double)n;
+}
+
+static mrt_status mrt_cpu_affine_grid(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *theta = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    bool align = mrt_attr_int(ctx, "align_corners", 0) != 0;
+    int r = y->rank - 2;
+    int64_t n = y->shape[0], pts = 1;
+    for (int i = 0; i < r; i++) pts *= y->shape[1 + i];
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t p = 0; p < pts; p++) {
+            /* homogeneous point (x, y[, z], 1): x runs along the last spatial dim */
+            double hp[4];
+            for (int64_t rem = p, i = r - 1; i >= 0; i--) {
+                int64_t len = y->shape[1 + i];
+                hp[r - 1 - i] = grid_coord(rem % len, len, align);
+                rem /= len;
+            }
+            hp[r] = 1;
+            for (int k = 0; k < r; k++) {
+                double acc = 0;
+                for (int j = 0; j <= r; j++) acc += mrt_load_f64(theta->dtype, theta->data, (b * r + k) * (r + 1) + j) * hp[j];
+                mrt_store_f64(y->dtype, y->data, (b * pts + p) * r + k, acc);
+            }
+        }
+    return MRT_STATUS_OK;
+}
+
+/* Sum every column entry into the image position it came from (the inverse of im2col). */
+static mrt_status mrt_cpu_col2im(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *blk = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int n = y->rank - 2;
+    const int64_t *bl = blk->data, *dil, *pads, *str;
+    int64_t nd, np, ns;
+    mrt_attr_ints(ctx, "dilations", &dil, &nd);
+    mrt_attr_ints(ctx, "pads", &pads, &np);
+    mrt_attr_ints(ctx, "strides", &str, &ns);
+    int64_t cnt[MRT_MAX_RANK], prod_b = 1, img = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t d = nd ? dil[i] : 1, s = ns ? str[i] : 1, pb = np ? pads[i] : 0, pe = np ? pads[n + i] : 0;
+        cnt[i] = (y->shape[2 + i] + pb + pe - (d * (bl[i] - 1) + 1)) / s + 1;
+        prod_b *= bl[i];
+        img *= y->shape[2 + i];
+    }
+    int64_t batch = y->shape[0], ch = y->shape[1], L = x->shape[2];
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t c = 0; c < ch; c++)
+            for (int64_t k = 0; k < prod_b; k++)
+                for (int64_t l = 0; l < L; l++) {
+                    int64_t off = 0, krem = k, lrem = l, kk[MRT_MAX_RANK], ll[MRT_MAX_RANK];
+                    bool inside = true;
+                    for (int i = n - 1; i >= 0; i--) {
+                        kk[i] = krem % bl[i], krem /= bl[i];
+                        ll[i] = lrem % cnt[i], lrem /= cnt[i];
+                    }
+                    for (int i = 0; i < n && inside; i++) {
+                        int64_t d = nd ? dil[i] : 1, s = ns ? str[i] : 1, pb = np ? pads[i] : 0;
+                        int64_t pos = ll[i] * s - pb + kk[i] * d;
+                        inside = pos >= 0 && pos < y->shape[2 + i];
+                        off = off * y->shape[2 + i] + pos;
+                    }
+                    if (!inside) continue;
+                    int64_t src = ((b * ch + c) * prod_b + k) * L + l, dst = (b * ch + c) * img + off;
+                    mrt_store_f64(y->dtype, y->data, dst,
+                                  mrt_load_f64(y->dtype, y->data, dst) + mrt_load_f64(x->dtype, x->data, src));
+                }
+    return MRT_STATUS_OK;
+}
+
 const mrt_kernel mrt_cpu_kernels_vision[] = {
+    {"", "AffineGrid", 20, mrt_cpu_affine_grid, NULL},
+    {"", "Col2Im", 18, mrt_cpu_col2im, NULL},
     {"", "RoiAlign", 10, mrt_cpu_roi_align, NULL},
     {"", "RoiAlign", 16, mrt_cpu_roi_align, NULL},
     {"", "RoiAlign", 22, mrt_cpu_roi_align, NULL},

@@ -256,3 +256,74 @@ Test(vision, roi_align_avg_against_reference)
     mrt_tensor_release(&rois);
     mrt_tensor_release(&bi);
 }
+
+/* AffineGrid 2-D: grid[n, h, w] = theta[n] @ (x_w, y_h, 1) with the base coordinates of the spec. */
+Test(vision, affine_grid_2d_both_alignments)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("vision.affine_grid"));
+    mrt_tensor theta = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 2, 3}, -1, 1);
+    mrt_tensor size = th_vec_i64(4, (int64_t[]){2, 3, 4, 5});
+    for (int al = 0; al < 2; al++) {
+        th_case *c = th_begin("AffineGrid", "", 20);
+        th_input(c, &theta);
+        th_input_const(c, &size);
+        th_attr_int(c, "align_corners", al);
+        mrt_tensor y = {0};
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        cr_assert_eq(y.rank, 4);
+        cr_assert_eq(y.shape[3], 2);
+        for (int n = 0; n < 2; n++)
+            for (int h = 0; h < 4; h++)
+                for (int w = 0; w < 5; w++) {
+                    double xs = al ? -1 + 2.0 * w / 4 : -1 + (2.0 * w + 1) / 5, ys = al ? -1 + 2.0 * h / 3 : -1 + (2.0 * h + 1) / 4;
+                    const float *t = (const float *)theta.data + n * 6;
+                    for (int k = 0; k < 2; k++) {
+                        double want = t[k * 3] * xs + t[k * 3 + 1] * ys + t[k * 3 + 2];
+                        float got = ((float *)y.data)[((n * 4 + h) * 5 + w) * 2 + k];
+                        cr_assert(fabs(got - want) < 1e-5, "align %d (%d,%d,%d,%d): got %g, expected %g", al, n, h, w, k, got, want);
+                    }
+                }
+        mrt_tensor_release(&y);
+        th_free(c);
+    }
+    mrt_tensor_release(&theta);
+    mrt_tensor_release(&size);
+}
+
+/* Col2Im: with all-ones columns, each pixel receives the number of (strided, dilated, padded) blocks that
+   cover it, counted here directly. */
+Test(vision, col2im_counts_covering_blocks)
+{
+    const int64_t H = 5, W = 6, KH = 2, KW = 3, SH = 1, SW = 2, DH = 2, DW = 1, PT = 1, PL = 0, PB = 1, PR = 1;
+    int64_t nh = (H + PT + PB - (DH * (KH - 1) + 1)) / SH + 1, nw = (W + PL + PR - (DW * (KW - 1) + 1)) / SW + 1;
+    double ones[2 * KH * KW * 64];
+    for (int i = 0; i < 2 * KH * KW * 64; i++) ones[i] = 1;
+    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 2 * KH * KW, nh * nw}, ones);
+    mrt_tensor img = th_vec_i64(2, (int64_t[]){H, W}), blk = th_vec_i64(2, (int64_t[]){KH, KW});
+    th_case *c = th_begin("Col2Im", "", 18);
+    th_input(c, &x);
+    th_input_const(c, &img);
+    th_input_const(c, &blk);
+    th_attr_ints(c, "strides", 2, (int64_t[]){SH, SW});
+    th_attr_ints(c, "dilations", 2, (int64_t[]){DH, DW});
+    th_attr_ints(c, "pads", 4, (int64_t[]){PT, PL, PB, PR});
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    for (int ch = 0; ch < 2; ch++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t w = 0; w < W; w++) {
+                int count = 0;
+                for (int64_t bh = 0; bh < nh; bh++)
+                    for (int64_t bw = 0; bw < nw; bw++)
+                        for (int64_t kh = 0; kh < KH; kh++)
+                            for (int64_t kw = 0; kw < KW; kw++)
+                                count += bh * SH - PT + kh * DH == h && bw * SW - PL + kw * DW == w;
+                cr_assert_eq(((float *)y.data)[(ch * H + h) * W + w], (float)count, "(%d,%lld,%lld)", ch, (long long)h, (long long)w);
+            }
+    mrt_tensor_release(&y);
+    th_free(c);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&img);
+    mrt_tensor_release(&blk);
+}

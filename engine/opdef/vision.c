@@ -1,6 +1,7 @@
 /* Opdefs: GridSample 16/20/22 (N-D from 20; linear/bilinear, nearest, cubic/bicubic; zeros, border,
  * reflection padding; align_corners), NonMaxSuppression 10/11 (corner or center boxes) and RoiAlign 10/16/22
- * (avg/max, half_pixel or output_half_pixel, adaptive or fixed sampling). */
+ * (avg/max, half_pixel or output_half_pixel, adaptive or fixed sampling), AffineGrid 20 (2-D and 3-D) and Col2Im 18
+ * (N-D blocks, strides, dilations, pads). */
 #include <string.h>
 
 #include "engine/registry.h"
@@ -89,7 +90,84 @@ static mrt_status infer_roi_align(mrt_op_ctx *ctx)
     return mrt_output_set(ctx, 0, x->dtype, 4, (int64_t[]){rois->shape[0], x->shape[1], oh, ow});
 }
 
+/* A small int64 input's values (shape-like), or dynamic when not constant yet. */
+static mrt_status read_dims(mrt_op_ctx *ctx, int i, const char *name, int64_t *v, int *n)
+{
+    const mrt_tensor *t = mrt_input(ctx, i);
+    if (!t || t->rank != 1 || t->dtype != MRT_DTYPE_INT64 || t->shape[0] > MRT_MAX_RANK)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "'%s' must be a 1-D int64 tensor of at most %d values", name,
+                           MRT_MAX_RANK);
+    *n = (int)t->shape[0];
+    for (int k = 0; k < *n; k++) v[k] = ((const int64_t *)t->data)[k];
+    return MRT_STATUS_OK;
+}
+
+static mrt_status infer_affine_grid(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *theta = mrt_input(ctx, 0), *size = mrt_input(ctx, 1);
+    char a[128];
+    if (!theta || !is_float(theta->dtype)) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "theta must be floating point");
+    if (!size || !size->data) return mrt_infer_dynamic(ctx);
+    int64_t sz[MRT_MAX_RANK];
+    int n;
+    MRT_TRY(read_dims(ctx, 1, "size", sz, &n));
+    int r = n - 2;
+    if ((r != 2 && r != 3) || theta->rank != 3 || theta->shape[0] != sz[0] || theta->shape[1] != r || theta->shape[2] != r + 1)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "theta %s must be [N, %d, %d] for size of %d values (N, C, spatial...)",
+                           mrt_shape_describe(theta->rank, theta->shape, a, sizeof a), r, r + 1, n);
+    int64_t shape[MRT_MAX_RANK] = {sz[0]};
+    for (int i = 0; i < r; i++) {
+        if (sz[2 + i] < 0) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "size[%d] is negative", 2 + i);
+        shape[1 + i] = sz[2 + i];
+    }
+    shape[1 + r] = r;
+    return mrt_output_set(ctx, 0, theta->dtype, r + 2, shape);
+}
+
+static mrt_status infer_col2im(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *img = mrt_input(ctx, 1), *blk = mrt_input(ctx, 2);
+    char a[128];
+    if (!x || x->rank != 3) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input must be [N, C * prod(block_shape), L]");
+    if (!img || !img->data || !blk || !blk->data) return mrt_infer_dynamic(ctx);
+    int64_t im[MRT_MAX_RANK], bl[MRT_MAX_RANK];
+    int n, nb;
+    MRT_TRY(read_dims(ctx, 1, "image_shape", im, &n));
+    MRT_TRY(read_dims(ctx, 2, "block_shape", bl, &nb));
+    if (n != nb || n < 1 || n + 2 > MRT_MAX_RANK)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "image_shape and block_shape must have the same length");
+    const int64_t *dil, *pads, *str;
+    int64_t nd, np, ns;
+    mrt_attr_ints(ctx, "dilations", &dil, &nd);
+    mrt_attr_ints(ctx, "pads", &pads, &np);
+    mrt_attr_ints(ctx, "strides", &str, &ns);
+    if ((nd && nd != n) || (np && np != 2 * n) || (ns && ns != n))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "dilations/strides need %d values and pads %d", n, 2 * n);
+    int64_t prod_b = 1, blocks = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t d = nd ? dil[i] : 1, s = ns ? str[i] : 1, pb = np ? pads[i] : 0, pe = np ? pads[n + i] : 0;
+        if (bl[i] < 1 || d < 1 || s < 1 || pb < 0 || pe < 0 || im[i] < 0)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "dim %d: block %lld, dilation %lld, stride %lld, pads %lld/%lld "
+                               "must be positive (pads non-negative)", i, (long long)bl[i], (long long)d, (long long)s,
+                               (long long)pb, (long long)pe);
+        int64_t span = d * (bl[i] - 1) + 1, cnt = (im[i] + pb + pe - span) / s + 1;
+        if (im[i] + pb + pe < span || cnt < 1)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "dim %d: a block of %lld does not fit the padded image", i,
+                               (long long)span);
+        prod_b *= bl[i];
+        blocks *= cnt;
+    }
+    if (x->shape[1] % prod_b || x->shape[2] != blocks)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input %s must be [N, C * %lld, %lld blocks]",
+                           mrt_shape_describe(x->rank, x->shape, a, sizeof a), (long long)prod_b, (long long)blocks);
+    int64_t shape[MRT_MAX_RANK] = {x->shape[0], x->shape[1] / prod_b};
+    for (int i = 0; i < n; i++) shape[2 + i] = im[i];
+    return mrt_output_set(ctx, 0, x->dtype, n + 2, shape);
+}
+
 const mrt_opdef mrt_opdefs_vision[] = {
+    {"", "AffineGrid", 20, 2, 2, 1, 1, infer_affine_grid, 0},
+    {"", "Col2Im", 18, 3, 3, 1, 1, infer_col2im, 0},
     {"", "RoiAlign", 10, 3, 3, 1, 1, infer_roi_align, 0},
     {"", "RoiAlign", 16, 3, 3, 1, 1, infer_roi_align, 0},
     {"", "RoiAlign", 22, 3, 3, 1, 1, infer_roi_align, 0},
