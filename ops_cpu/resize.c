@@ -2,7 +2,8 @@
    coordinate, a list of (source index, weight) neighbours (1 for nearest, 2 for linear, 4 for cubic), then each
    output element sums over the product of its axes' lists. Every coordinate_transformation_mode, nearest_mode,
    cubic_coeff_a, exclude_outside, extrapolation_value (tf_crop_and_resize), axes and keep_aspect_ratio_policy.
-   Limits: antialias=1 is refused (NOT_IMPLEMENTED). Computed in double. */
+   antialias (opset 18+) widens the linear/cubic kernel by 1/scale when downsampling, as onnx.reference does.
+   Computed in double. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "engine/opdef/resize.h"
 
 typedef struct axis_table {
-    int n;              /* neighbours per output coordinate (1, 2 or 4) */
+    int n;              /* neighbours per output coordinate (1, 2 or 4; more with antialias) */
     int64_t *idx;       /* [out * n] */
     double *w;          /* [out * n] */
     unsigned char *out_of_range; /* [out]: tf_crop_and_resize sample outside the input */
@@ -49,11 +50,21 @@ static double source_coord(const char *mode, double o, double scale, int64_t in,
 static int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
 
 static mrt_status build_axis(mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t out, double scale, double start,
-                             double end, const char *coord, const char *mode, const char *nearest_mode)
+                             double end, const char *coord, const char *mode, const char *nearest_mode, bool antialias)
 {
-    t->n = strcmp(mode, "nearest") == 0 ? 1 : strcmp(mode, "cubic") == 0 ? 4 : 2;
+    bool cubic = strcmp(mode, "cubic") == 0;
+    t->n = strcmp(mode, "nearest") == 0 ? 1 : cubic ? 4 : 2;
     bool identity = in == out && scale == 1.0 && strcmp(coord, "tf_crop_and_resize") != 0;
     if (identity) t->n = 1; /* an untouched axis (batch, channels): exact copy */
+    /* antialias when downsampling: taps i_start .. 1 - i_start around the sample, the kernel stretched by 1/scale */
+    int64_t i_start = 0;
+    antialias = antialias && t->n > 1 && scale < 1.0;
+    if (antialias) {
+        double lo = floor((cubic ? -2.0 : -1.0) / scale) + 1;
+        if (!(lo > -2048)) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "antialias footprint of scale %g is too wide", scale);
+        i_start = (int64_t)lo;
+        t->n = (int)(2 - 2 * i_start);
+    }
     size_t m = (size_t)(out ? out : 1) * (size_t)t->n;
     t->idx = malloc(m * sizeof *t->idx);
     t->w = malloc(m * sizeof *t->w);
@@ -81,6 +92,24 @@ static mrt_status build_axis(mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t
             else i = frac == 0.5 ? mrt_f64_to_i64_sat(f) : mrt_f64_to_i64_sat(floor(x + 0.5)); /* round_prefer_floor */
             ix[0] = clamp_index(i, in);
             w[0] = 1;
+        } else if (antialias) {
+            double f = floor(x), r = x - f, sum = 0;
+            if (r == 0) f -= 1, r = 1; /* an exact sample prefers the pixel on its left (the reference's rule) */
+            for (int k = 0; k < t->n; k++) {
+                double arg = ((double)(i_start + k) - r) * scale;
+                w[k] = cubic ? cubic_weight(arg, a) : fmax(0.0, 1.0 - fabs(arg));
+                sum += w[k];
+            }
+            double sum2 = 0;
+            for (int k = 0; k < t->n; k++) {
+                int64_t i = mrt_f64_to_i64_sat(f + (double)(i_start + k));
+                if (sum != 0) w[k] /= sum;
+                if (exclude && (i < 0 || i >= in)) w[k] = 0;
+                sum2 += w[k];
+                ix[k] = clamp_index(i, in);
+            }
+            if (exclude && sum2 != 0)
+                for (int k = 0; k < t->n; k++) w[k] /= sum2;
         } else if (t->n == 2) {
             double f = floor(x), frac = x - f;
             ix[0] = clamp_index(mrt_f64_to_i64_sat(f), in);
@@ -115,8 +144,7 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
     if (strcmp(mode, "bilinear") == 0) mode = "linear"; /* Upsample-7's spelling */
     const char *coord = legacy ? "asymmetric" : mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel");
     const char *nearest_mode = legacy ? "floor" : mrt_attr_string(ctx, "nearest_mode", "round_prefer_floor");
-    if (ctx->opset >= 18 && mrt_attr_int(ctx, "antialias", 0) && strcmp(mode, "nearest") != 0)
-        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "antialias=1 is not implemented");
+    bool antialias = ctx->opset >= 18 && mrt_attr_int(ctx, "antialias", 0) != 0;
     if (x->dtype == MRT_DTYPE_STRING || x->dtype == MRT_DTYPE_BOOL)
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s", mrt_dtype_name(x->dtype));
     double extrapolation = mrt_attr_float(ctx, "extrapolation_value", 0.0f);
@@ -126,7 +154,7 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
     mrt_status st = MRT_STATUS_OK;
     for (int d = 0; d < r && !st; d++)
         st = build_axis(ctx, &tab[d], x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], coord, mode,
-                        nearest_mode);
+                        nearest_mode, antialias);
     int64_t in_strides[MRT_MAX_RANK], o_idx[MRT_MAX_RANK] = {0}, n_out = mrt_tensor_numel(y);
     mrt_shape_strides(r, x->shape, in_strides);
     bool fl = mrt_dtype_is_float(x->dtype);

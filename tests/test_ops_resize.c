@@ -95,3 +95,45 @@ Test(resize, scales_of_the_wrong_length_are_refused)
     mrt_tensor_release(&x);
     mrt_tensor_release(&sc);
 }
+
+/* antialias=1 downsampling (opset 18): each output is the normalised sum over every input pixel of the kernel
+   stretched by 1/scale, edge pixels replicated; linear (triangle) and cubic (Keys, a = -0.75). */
+Test(resize, antialias_downsampling_matches_stretched_kernel)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("resize.antialias"));
+    const int64_t IN = 11, OUT = 4;
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 1, IN}, -1, 1);
+    mrt_tensor sizes = th_vec_i64(4, (int64_t[]){1, 1, 1, OUT});
+    for (int cubic = 0; cubic < 2; cubic++) {
+        th_case *c = th_begin("Resize", "", 18);
+        th_input(c, &x);
+        th_input_absent(c);
+        th_input_absent(c);
+        th_input_const(c, &sizes);
+        th_attr_string(c, "mode", cubic ? "cubic" : "linear");
+        th_attr_int(c, "antialias", 1);
+        mrt_tensor y = {0};
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        double scale = (double)OUT / IN;
+        for (int64_t o = 0; o < OUT; o++) {
+            double cx = (o + 0.5) / scale - 0.5, acc = 0, wsum = 0;
+            for (int64_t i = -40; i < IN + 40; i++) {
+                double t = fabs((double)i - cx) * scale, w;
+                if (cubic) w = t <= 1 ? (1.25 * t - 2.25) * t * t + 1 : t < 2 ? ((-0.75 * t + 3.75) * t - 6) * t + 3 : 0;
+                else w = t < 1 ? 1 - t : 0;
+                int64_t k = i < 0 ? 0 : i >= IN ? IN - 1 : i;
+                acc += w * ((float *)x.data)[k];
+                wsum += w;
+            }
+            double want = acc / wsum;
+            float got = ((float *)y.data)[o];
+            cr_assert(fabs(got - want) <= 1e-5, "%s output %lld: got %.7g, expected %.7g", cubic ? "cubic" : "linear",
+                      (long long)o, got, want);
+        }
+        mrt_tensor_release(&y);
+        th_free(c);
+    }
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&sizes);
+}
