@@ -327,7 +327,40 @@ static mrt_status mrt_cpu_nonzero(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+/* TensorScatter: a copy of past_cache with update's rows written from write_indices[batch] on along axis. */
+static mrt_status mrt_cpu_tensor_scatter(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *past = mrt_input(ctx, 0), *upd = mrt_input(ctx, 1), *wi = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int axis;
+    MRT_TRY(mrt_normalize_axis(ctx, "attribute 'axis'", mrt_attr_int(ctx, "axis", -2), past->rank, &axis));
+    bool circular = strcmp(mrt_attr_string(ctx, "mode", "linear"), "circular") == 0;
+    int64_t batch = past->shape[0], mid = 1, inner = 1, max_seq = past->shape[axis], seq = upd->shape[axis];
+    for (int d = 1; d < axis; d++) mid *= past->shape[d];
+    for (int d = axis + 1; d < past->rank; d++) inner *= past->shape[d];
+    mrt_mover mv = mrt_mover_of(past->dtype);
+    mrt_mover_copy(&mv, y->data, 0, past->data, 0, mrt_tensor_numel(past));
+    for (int64_t b = 0; b < batch; b++) {
+        int64_t start = wi ? mrt_load_i64(wi->dtype, wi->data, b) : 0;
+        if (start > INT64_MAX - seq)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "write_indices[%lld] = %lld overflows", (long long)b, (long long)start);
+        for (int64_t s = 0; s < seq; s++) {
+            int64_t at = start + s;
+            if (circular && max_seq > 0) at = ((at % max_seq) + max_seq) % max_seq;
+            if (at < 0 || at >= max_seq)
+                return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG,
+                                   "batch %lld writes position %lld of a cache of %lld (write_indices %lld + %lld; linear mode)",
+                                   (long long)b, (long long)at, (long long)max_seq, (long long)start, (long long)s);
+            for (int64_t m = 0; m < mid; m++)
+                mrt_mover_copy(&mv, y->data, ((b * mid + m) * max_seq + at) * inner, upd->data, ((b * mid + m) * seq + s) * inner,
+                               inner);
+        }
+    }
+    return mv.oom ? mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (strings)") : MRT_STATUS_OK;
+}
+
 const mrt_kernel mrt_cpu_kernels_gather[] = {
+    {"", "TensorScatter", 24, mrt_cpu_tensor_scatter, NULL},
 #define K(op, v, fn) {"", op, v, fn, NULL}
     K("Gather", 1, mrt_cpu_gather), K("Gather", 11, mrt_cpu_gather), K("Gather", 13, mrt_cpu_gather),
     K("GatherElements", 11, mrt_cpu_gather_elements), K("GatherElements", 13, mrt_cpu_gather_elements),

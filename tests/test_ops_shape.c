@@ -1389,3 +1389,39 @@ Test(shape_ops, compress_onehot_nonzero)
         th_free(c);
     }
 }
+
+/* TensorScatter: a [2, 5, 2] cache gets a 2-step update at write index 1 (batch 0) and, circularly, 4 (batch 1:
+   positions 4 then 0); everything else keeps the past values. Linear mode refuses the write past the end. */
+Test(shape, tensor_scatter_linear_and_circular)
+{
+    double past[20], upd[8];
+    for (int i = 0; i < 20; i++) past[i] = 100 + i;
+    for (int i = 0; i < 8; i++) upd[i] = i + 1;
+    mrt_tensor p = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 5, 2}, past);
+    mrt_tensor u = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 2, 2}, upd);
+    mrt_tensor wi = th_vec_i64(2, (int64_t[]){1, 4});
+    th_case *c = th_begin("TensorScatter", "", 24);
+    th_input(c, &p);
+    th_input(c, &u);
+    th_input(c, &wi);
+    th_attr_string(c, "mode", "circular");
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    double want[20];
+    memcpy(want, past, sizeof want);
+    /* batch 0: rows 1, 2 <- update rows 0, 1; batch 1: rows 4, 0 <- update rows 0, 1 */
+    want[2] = 1, want[3] = 2, want[4] = 3, want[5] = 4;
+    want[10 + 8] = 5, want[10 + 9] = 6, want[10 + 0] = 7, want[10 + 1] = 8;
+    for (int i = 0; i < 20; i++) cr_assert_eq(((float *)y.data)[i], (float)want[i], "element %d", i);
+    mrt_tensor_release(&y);
+    th_free(c);
+    c = th_begin("TensorScatter", "", 24);
+    th_input(c, &p);
+    th_input(c, &u);
+    th_input(c, &wi);
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_ARG, "linear mode must refuse writing row 5 of 5");
+    th_free(c);
+    mrt_tensor_release(&p);
+    mrt_tensor_release(&u);
+    mrt_tensor_release(&wi);
+}

@@ -1,5 +1,6 @@
 /* Opdefs of Gather 1-13, GatherElements 11/13, GatherND 11-13 (batch_dims), ScatterElements 11-18, ScatterND 11-18
- * (reduction none/add/mul/max/min), Scatter 9/11, Compress 9-28, OneHot 9-28, NonZero 9/13 (output sized at run). */
+ * (reduction none/add/mul/max/min), Scatter 9/11, Compress 9-28, OneHot 9-28, NonZero 9/13 (output sized at run),
+ * TensorScatter 24 (KV-cache writes, linear or circular). */
 #include <stdio.h>
 #include <string.h>
 
@@ -224,7 +225,34 @@ static mrt_status infer_nonzero(mrt_op_ctx *ctx)
     return mrt_infer_dynamic(ctx);
 }
 
+/* TensorScatter: past_cache [batch, ..., max_seq (axis), ...], update the same but seq <= max_seq, optional
+   write_indices [batch]. */
+static mrt_status infer_tensor_scatter(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *past = mrt_input(ctx, 0), *upd = mrt_input(ctx, 1), *wi = mrt_input(ctx, 2);
+    char a[128], b[128];
+    if (!past || !upd || past->dtype != upd->dtype || past->rank != upd->rank || past->rank < 2)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "past_cache and update must be tensors of one dtype and rank >= 2");
+    int axis;
+    MRT_TRY(mrt_normalize_axis(ctx, "attribute 'axis'", mrt_attr_int(ctx, "axis", -2), past->rank, &axis));
+    if (axis == 0) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "axis must not be the batch axis 0");
+    for (int d = 0; d < past->rank; d++)
+        if (d == axis ? upd->shape[d] > past->shape[d] : upd->shape[d] != past->shape[d])
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                               "update %s must match past_cache %s except along axis %d, where it may be shorter",
+                               mrt_shape_describe(upd->rank, upd->shape, a, sizeof a),
+                               mrt_shape_describe(past->rank, past->shape, b, sizeof b), axis);
+    if (wi && (wi->rank != 1 || wi->shape[0] != past->shape[0] || (wi->dtype != MRT_DTYPE_INT64 && wi->dtype != MRT_DTYPE_INT32)))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "write_indices must be %lld integers (one per batch entry)",
+                           (long long)past->shape[0]);
+    const char *mode = mrt_attr_string(ctx, "mode", "linear");
+    if (strcmp(mode, "linear") && strcmp(mode, "circular"))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "mode '%s' is not linear or circular", mode);
+    return mrt_output_set(ctx, 0, past->dtype, past->rank, past->shape);
+}
+
 const mrt_opdef mrt_opdefs_gather[] = {
+    {"", "TensorScatter", 24, 2, 3, 1, 1, infer_tensor_scatter, 0},
     {"", "Gather", 1, 2, 2, 1, 1, infer_gather, 0},
     {"", "Gather", 11, 2, 2, 1, 1, infer_gather, 0},
     {"", "Gather", 13, 2, 2, 1, 1, infer_gather, 0},
