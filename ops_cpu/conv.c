@@ -180,31 +180,41 @@ static mrt_status get_workspace(mrt_op_ctx *ctx, const mrt_conv_params *p, bool 
     return MRT_STATUS_OK;
 }
 
-static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
+typedef void (*conv_f32_fn)(const mrt_conv_params *, const float *, const float *, const float *, float *, float *);
+typedef void (*conv_f64_fn)(const mrt_conv_params *, const double *, const double *, const double *, double *, double *);
+
+/* Conv and ConvTranspose share the dtype dispatch: double and float directly, float16/bfloat16 through the
+   workspace's float copies. */
+static mrt_status run_typed(mrt_op_ctx *ctx, const mrt_conv_params *p, bool transpose, conv_f32_fn f32, conv_f64_fn f64)
 {
-    mrt_conv_params p;
-    MRT_TRY(mrt_conv_params_get(ctx, &p));
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
     mrt_tensor *y = mrt_output(ctx, 0);
-    int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
-    MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
     mrt_dtype dt = x->dtype;
     if (dt != MRT_DTYPE_FLOAT && dt != MRT_DTYPE_DOUBLE && !mrt_lin_is_half(dt))
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
     mrt_conv_workspace ws;
-    MRT_TRY(get_workspace(ctx, &p, false, &ws));
+    MRT_TRY(get_workspace(ctx, p, transpose, &ws));
     if (dt == MRT_DTYPE_DOUBLE) {
-        conv_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
+        f64(p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
     } else if (dt == MRT_DTYPE_FLOAT) {
-        conv_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
+        f32(p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
     } else {
         mrt_lin_widen_into(x, ws.x);
         mrt_lin_widen_into(w, ws.w);
         if (b) mrt_lin_widen_into(b, ws.b);
-        conv_f32(&p, ws.x, ws.w, b ? ws.b : NULL, ws.y, ws.col);
+        f32(p, ws.x, ws.w, b ? ws.b : NULL, ws.y, ws.col);
         mrt_lin_narrow(y, ws.y);
     }
     return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
+{
+    mrt_conv_params p;
+    MRT_TRY(mrt_conv_params_get(ctx, &p));
+    int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
+    MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
+    return run_typed(ctx, &p, false, conv_f32, conv_f64);
 }
 
 /* ------------------------------------------------------------------ ConvTranspose */
@@ -236,27 +246,9 @@ static mrt_status mrt_cpu_convtranspose(mrt_op_ctx *ctx)
 {
     mrt_conv_params p;
     MRT_TRY(mrt_convtranspose_params_get(ctx, &p));
-    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
-    mrt_tensor *y = mrt_output(ctx, 0);
     int64_t x_numel = prod(p.win.nsp, p.win.out), mk = p.m / p.group * p.kernel_numel;
     MRT_TRY(mrt_lin_blas_check(ctx, mk, x_numel, p.c / p.group));
-    mrt_dtype dt = x->dtype;
-    if (dt != MRT_DTYPE_FLOAT && dt != MRT_DTYPE_DOUBLE && !mrt_lin_is_half(dt))
-        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
-    mrt_conv_workspace ws;
-    MRT_TRY(get_workspace(ctx, &p, true, &ws));
-    if (dt == MRT_DTYPE_DOUBLE) {
-        convt_f64(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
-    } else if (dt == MRT_DTYPE_FLOAT) {
-        convt_f32(&p, x->data, w->data, b ? b->data : NULL, y->data, ws.col);
-    } else {
-        mrt_lin_widen_into(x, ws.x);
-        mrt_lin_widen_into(w, ws.w);
-        if (b) mrt_lin_widen_into(b, ws.b);
-        convt_f32(&p, ws.x, ws.w, b ? ws.b : NULL, ws.y, ws.col);
-        mrt_lin_narrow(y, ws.y);
-    }
-    return MRT_STATUS_OK;
+    return run_typed(ctx, &p, true, convt_f32, convt_f64);
 }
 
 /* ------------------------------------------------------------------ ConvInteger */
