@@ -9,6 +9,7 @@
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
 #include "ops_cpu/linear.h"
+#include "ops_cpu/simd.h"
 
 static int64_t prod(int n, const int64_t *v)
 {
@@ -208,12 +209,54 @@ static mrt_status run_typed(mrt_op_ctx *ctx, const mrt_conv_params *p, bool tran
     return MRT_STATUS_OK;
 }
 
+/* Depthwise 2-D (see mrt_conv_direct_depthwise): per channel and output row, each kernel tap adds a scaled input
+   row segment; the output columns a tap reaches inside the input are computed once, so the inner loop has no
+   bounds checks (and is contiguous for stride 1). Taps accumulate in float in (kh, kw) order after the bias. */
+MRT_VECTORIZE_CLONES
+static void depthwise2d_f32(const mrt_conv_params *p, const float *x, const float *w, const float *b, float *y)
+{
+    const mrt_window *win = &p->win;
+    int64_t H = win->in[0], W = win->in[1], OH = win->out[0], OW = win->out[1], KH = win->kernel[0], KW = win->kernel[1];
+    int64_t sh = win->stride[0], sw = win->stride[1], dh = win->dilation[0], dw = win->dilation[1];
+    int64_t ph = win->pad_begin[0], pw = win->pad_begin[1];
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t c = 0; c < p->c; c++) {
+            const float *xp = x + (n * p->c + c) * H * W, *wp = w + c * KH * KW;
+            float *yp = y + (n * p->c + c) * OH * OW, bias = b ? b[c] : 0.0f;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                float *yr = yp + oh * OW;
+                for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bias;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * sh - ph + kh * dh;
+                    if (ih < 0 || ih >= H) continue;
+                    const float *xr = xp + ih * W;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        float wv = wp[kh * KW + kw];
+                        int64_t off = kw * dw - pw; /* iw = ow * sw + off */
+                        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                        int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+                        if (hi > OW) hi = OW;
+                        if (sw == 1)
+                            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + off];
+                        else
+                            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + off];
+                    }
+                }
+            }
+        }
+}
+
 static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
 {
     mrt_conv_params p;
     MRT_TRY(mrt_conv_params_get(ctx, &p));
     int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
     MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
+    if (mrt_conv_direct_depthwise(&p, x->dtype)) {
+        depthwise2d_f32(&p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data);
+        return MRT_STATUS_OK;
+    }
     return run_typed(ctx, &p, false, conv_f32, conv_f64);
 }
 

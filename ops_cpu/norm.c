@@ -9,6 +9,7 @@
 #include "engine/opdef/norm.h"
 #include "engine/registry.h"
 #include "ops_cpu/reduce.h"
+#include "ops_cpu/simd.h"
 
 #define CHUNK 512
 
@@ -39,6 +40,21 @@ static mrt_status moments(mrt_dtype dt, int rank, const int64_t *shape, const vo
 }
 
 /* ------------------------------------------------------------------ BatchNormalization */
+
+
+/* y = x * A[c] + B[c] over [n, c, s] float tensors, computed in double as the generic path does (the same
+   bits), without its per-chunk conversions; compiled for AVX-512/AVX2 too (ops_cpu/simd.h). In place is fine. */
+MRT_VECTORIZE_CLONES
+static void affine_channels_f32(const float *x, float *y, int64_t n, int64_t c, int64_t s, const double *A, const double *B)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < c; k++) {
+            const float *xr = x + (i * c + k) * s;
+            float *yr = y + (i * c + k) * s;
+            double a = A[k], b = B[k];
+            for (int64_t e = 0; e < s; e++) yr[e] = (float)((double)xr[e] * a + b);
+        }
+}
 
 static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
 {
@@ -78,7 +94,10 @@ static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
             A[k] = scale[k] / sqrt(var[k] + eps);
             B[k] = bias[k] - mean[k] * A[k];
         }
-        mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
+        if (x->dtype == MRT_DTYPE_FLOAT && y->dtype == MRT_DTYPE_FLOAT)
+            affine_channels_f32(x->data, y->data, n, c, s, A, B);
+        else
+            mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
     }
     return st;
 }

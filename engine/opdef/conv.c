@@ -338,6 +338,11 @@ mrt_status mrt_convtranspose_params_get(const mrt_op_ctx *ctx, mrt_conv_params *
     return MRT_STATUS_OK;
 }
 
+bool mrt_conv_direct_depthwise(const mrt_conv_params *p, mrt_dtype dt)
+{
+    return dt == MRT_DTYPE_FLOAT && p->win.nsp == 2 && p->group > 1 && p->group == p->c && p->m == p->c;
+}
+
 /* ---- workspace layout (see conv.h): [col][x][w][b][y], each part 64-byte aligned */
 
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
@@ -357,7 +362,7 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
     for (int i = 0; pointwise && i < p->win.nsp; i++)
         pointwise = p->win.kernel[i] == 1 && p->win.stride[i] == 1 && p->win.pad_begin[i] == 0 && p->win.pad_end[i] == 0;
     if (sp > 0 && k > INT64_MAX / sp) return false;
-    n[0] = pointwise ? 0 : (size_t)(k * sp);
+    n[0] = pointwise || (!transpose && mrt_conv_direct_depthwise(p, dt)) ? 0 : (size_t)(k * sp);
     bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
     int64_t yn = 1;
     for (int i = 0; i < p->y_rank; i++) yn *= p->y_shape[i];

@@ -51,6 +51,10 @@ typedef struct mrt_conv_params {
 mrt_status mrt_conv_params_get(const mrt_op_ctx *ctx, mrt_conv_params *p);
 mrt_status mrt_convtranspose_params_get(const mrt_op_ctx *ctx, mrt_conv_params *p);
 
+/* float 2-D depthwise convolution (one input and one output channel per group): computed directly, without
+   im2col (the im2col + GEMM path degenerates into one tiny GEMM per channel). */
+bool mrt_conv_direct_depthwise(const mrt_conv_params *p, mrt_dtype dt);
+
 /* Bytes of the kernel workspace of Conv (transpose false) or ConvTranspose in dtype dt: the im2col/col2im
    buffer, plus float copies of X, W, B and Y for float16/bfloat16. Infer requests it, the kernel carves it
    with mrt_conv_workspace_carve; false when the size overflows. */
