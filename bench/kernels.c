@@ -116,8 +116,20 @@ static void *triad_thread(void *p)
     return NULL;
 }
 
-/* GFLOP/s of n threads running the FMA loop at once (the slowest thread's time). */
+/* GFLOP/s of n threads running the FMA loop at once (the slowest thread's time); the best of 5 trials, as
+   STREAM reports its best, because a shared VM preempts single trials. */
+static double fma_trial(int n);
 static double fma_peak(int n)
+{
+    double best = 0;
+    for (int t = 0; t < 5; t++) {
+        double g = fma_trial(n);
+        best = g > best ? g : best;
+    }
+    return best;
+}
+
+static double fma_trial(int n)
 {
     pthread_t th[64];
     probe_arg args[64];
