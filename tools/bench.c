@@ -496,7 +496,7 @@ static int write_json(const bench_args *a, const bench_stats *s, const double *t
             s->n, s->min, s->mean, s->median, s->p90, s->p95, s->p99, s->max, s->cv, a->warmup_ms, a->duration_s);
     for (int i = 0; i < s->n; i++) fprintf(f, i ? ", %.6f" : "%.6f", times[i]);
     fprintf(f, "],\n  \"provenance\": {\"version\": \"%s\", \"commit\": \"%s\", \"device\": ", MRT_VERSION_STRING,
-            MRT_GIT_COMMIT);
+            mrt_git_commit);
     char dev[320];
     snprintf(dev, sizeof dev, "%s: %s", opt->device ? opt->device : "cpu", pv->cpu);
     json_string(f, dev);

@@ -209,7 +209,7 @@ mrt_status dump_finish(dump_ctx *d, const dump_provenance *prov)
     }
     char hex[65] = "";
     fprintf(f, "{\n  \"provenance\": {\n    \"minirt_version\": \"%s\",\n    \"git_commit\": \"%s\",\n",
-            MRT_VERSION_STRING, MRT_GIT_COMMIT);
+            MRT_VERSION_STRING, mrt_git_commit);
     fprintf(f, "    \"device\": ");
     json_write_string(f, prov->device);
     fprintf(f, ",\n    \"precision\": ");

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
         return MRT_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("minirt %s (%s)\n", MRT_VERSION_STRING, MRT_GIT_COMMIT);
+        printf("minirt %s (%s)\n", MRT_VERSION_STRING, mrt_git_commit);
         return MRT_EXIT_OK;
     }
     cli_error("unknown command '%s' (try 'minirt --help')", cmd);

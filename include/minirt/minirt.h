@@ -36,6 +36,8 @@ extern "C" {
 #endif
 
 #define MRT_VERSION_STRING "0.1.0"
+/* The git commit the library was built from (12 hex digits, or "unknown"), for provenance records. */
+extern const char mrt_git_commit[];
 
 /* ------------------------------------------------------------------ status */
 
