@@ -1,6 +1,6 @@
-/* Attention against a reference written here from the ONNX spec with whole matrices in double: K and V
- * concatenated after the past, KV heads repeated for grouped queries, softcap, then the mask (bool = may attend,
- * padded to the total length) and the causal frontier j <= i + past, softmax, P x V. Random data, printed seeds. */
+/* Attention, LinearAttention and CausalConvWithState against the naive float64 references of ref/attention_ref.c
+ * (written from the ONNX specs): 3-D and 4-D, grouped KV heads, bool and additive masks, causal, past KV, softcap,
+ * the four linear-attention rules, carry states, float16 and double, and errors. Random data, printed seeds. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "engine/dtype.h"
 #include "harness.h"
+#include "ref/attention_ref.h"
 
 typedef struct att_case {
     int64_t b, hq, hkv, sq, skv, past, d, dv;
@@ -17,57 +18,6 @@ typedef struct att_case {
     float softcap;
     mrt_dtype dt;
 } att_case;
-
-/* y[b][hq][sq][dv] from 4-D q/k/v (and pk/pv), all as doubles */
-static void reference(const att_case *c, const double *q, const double *k, const double *v, const double *pk,
-                      const double *pv, const double *mask, double *y, double *present_k, double *present_v)
-{
-    int64_t T = c->past + c->skv;
-    double *kk = malloc((size_t)(c->b * c->hkv * T * c->d) * sizeof *kk), *vv = malloc((size_t)(c->b * c->hkv * T * c->dv) * sizeof *vv);
-    for (int64_t b = 0; b < c->b; b++)
-        for (int64_t h = 0; h < c->hkv; h++)
-            for (int64_t t = 0; t < T; t++) {
-                for (int64_t x = 0; x < c->d; x++)
-                    kk[((b * c->hkv + h) * T + t) * c->d + x] = t < c->past ? pk[((b * c->hkv + h) * c->past + t) * c->d + x]
-                                                                            : k[((b * c->hkv + h) * c->skv + t - c->past) * c->d + x];
-                for (int64_t x = 0; x < c->dv; x++)
-                    vv[((b * c->hkv + h) * T + t) * c->dv + x] = t < c->past ? pv[((b * c->hkv + h) * c->past + t) * c->dv + x]
-                                                                             : v[((b * c->hkv + h) * c->skv + t - c->past) * c->dv + x];
-            }
-    memcpy(present_k, kk, (size_t)(c->b * c->hkv * T * c->d) * sizeof *kk);
-    memcpy(present_v, vv, (size_t)(c->b * c->hkv * T * c->dv) * sizeof *vv);
-    double *p = malloc((size_t)T * sizeof *p);
-    for (int64_t b = 0; b < c->b; b++)
-        for (int64_t h = 0; h < c->hq; h++) {
-            int64_t g = h / (c->hq / c->hkv);
-            for (int64_t i = 0; i < c->sq; i++) {
-                double mx = -INFINITY, sum = 0;
-                bool any = false;
-                for (int64_t j = 0; j < T; j++) {
-                    double s = 0;
-                    for (int64_t x = 0; x < c->d; x++)
-                        s += q[((b * c->hq + h) * c->sq + i) * c->d + x] * kk[((b * c->hkv + g) * T + j) * c->d + x];
-                    s /= sqrt((double)c->d);
-                    if (c->softcap > 0) s = c->softcap * tanh(s / c->softcap);
-                    double bias = 0;
-                    if (c->mask_last) bias = j < c->mask_last ? mask[i * c->mask_last + j] : -INFINITY; /* mask [sq, last] */
-                    if (c->causal && j > i + c->past) bias = -INFINITY;
-                    any |= bias != -INFINITY;
-                    p[j] = s + bias;
-                    mx = p[j] > mx ? p[j] : mx;
-                }
-                for (int64_t j = 0; j < T; j++) sum += p[j] = any ? exp(p[j] - mx) : 0;
-                for (int64_t x = 0; x < c->dv; x++) {
-                    double a = 0;
-                    for (int64_t j = 0; j < T; j++) a += (sum > 0 ? p[j] / sum : 0) * vv[((b * c->hkv + g) * T + j) * c->dv + x];
-                    y[((b * c->hq + h) * c->sq + i) * c->dv + x] = a;
-                }
-            }
-        }
-    free(p);
-    free(kk);
-    free(vv);
-}
 
 /* [b, h, s, d] -> [b, s, h*d] */
 static mrt_tensor to_3d(const mrt_tensor *t)
@@ -107,7 +57,8 @@ static void run_case(th_rng *r, const att_case *c, const char *label)
     double *dq = th_to_f64(&q), *dk = th_to_f64(&k), *dv = th_to_f64(&v), *dpk = th_to_f64(&pk), *dpv = th_to_f64(&pv);
     double *want = malloc((size_t)(c->b * c->hq * c->sq * c->dv) * sizeof *want);
     double *wk = malloc((size_t)(c->b * c->hkv * T * c->d) * sizeof *wk), *wv = malloc((size_t)(c->b * c->hkv * T * c->dv) * sizeof *wv);
-    reference(c, dq, dk, dv, dpk, dpv, mvals, want, wk, wv);
+    ref_attention_dims rd = {c->b, c->hq, c->hkv, c->sq, c->skv, c->past, c->d, c->dv, c->mask_last, c->causal, c->softcap};
+    ref_attention(&rd, dq, dk, dv, dpk, dpv, mvals, want, wk, wv);
     mrt_tensor q3 = c->rank3 ? to_3d(&q) : q, k3 = c->rank3 ? to_3d(&k) : k, v3 = c->rank3 ? to_3d(&v) : v;
     th_case *tc = th_begin("Attention", "", 23);
     th_input(tc, &q3);
@@ -167,6 +118,11 @@ Test(attention, against_a_whole_matrix_reference)
         {1, 2, 2, 3, 4, 2, 4, 4, true, false, false, 5, 0, MRT_DTYPE_FLOAT},   /* float mask padded 5 -> 6, causal */
         {1, 2, 1, 2, 3, 0, 8, 8, false, false, false, 0, 2.5f, MRT_DTYPE_DOUBLE},
         {1, 2, 2, 3, 3, 1, 8, 8, false, false, false, 0, 0, MRT_DTYPE_FLOAT16},
+        {2, 8, 2, 17, 9, 24, 16, 12, true, true, false, 0, 0, MRT_DTYPE_FLOAT},  /* 3-D GQA, past, causal, bigger */
+        {1, 4, 1, 5, 7, 0, 8, 8, false, false, true, 7, 3.0f, MRT_DTYPE_FLOAT16}, /* MQA, bool mask, softcap, fp16 */
+        {1, 2, 2, 6, 6, 0, 4, 4, true, true, false, 6, 0, MRT_DTYPE_DOUBLE},     /* 3-D causal + float mask, double */
+        {1, 2, 2, 0, 3, 0, 4, 4, false, false, false, 0, 0, MRT_DTYPE_FLOAT},    /* no query rows */
+        {1, 1, 1, 2100, 2100, 0, 2, 2, true, false, false, 0, 0, MRT_DTYPE_FLOAT}, /* scores in two row blocks */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char label[64];
@@ -191,4 +147,217 @@ Test(attention, mismatched_heads_are_an_error)
     th_free(tc);
     mrt_tensor_release(&q);
     mrt_tensor_release(&k);
+}
+
+Test(attention, mismatched_head_sizes_are_an_error)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("attention.head_size_error"));
+    mrt_tensor q = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 8}, -1, 1);
+    mrt_tensor k = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 6}, -1, 1);
+    th_case *tc = th_begin("Attention", "", 24);
+    th_input(tc, &q);
+    th_input(tc, &k);
+    th_input(tc, &k);
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(tc, 1, &y), MRT_STATUS_INVALID_MODEL);
+    cr_assert(strstr(mrt_last_error(), "head size must agree"), "%s", mrt_last_error());
+    th_free(tc);
+    mrt_tensor_release(&q);
+    mrt_tensor_release(&k);
+}
+
+/* ---- LinearAttention */
+
+typedef struct lin_case {
+    const char *rule;
+    int64_t b, t, hq, hkv, dk, dv;
+    bool past, decay_per_key, beta_shared;
+    float scale;
+    mrt_dtype dt;
+} lin_case;
+
+static void run_linear_case(th_rng *r, const lin_case *c, const char *label)
+{
+    bool gated = strstr(c->rule, "gated") != NULL, delta = strstr(c->rule, "delta") != NULL;
+    int64_t decay_last = c->decay_per_key ? c->hkv * c->dk : c->hkv, beta_last = c->beta_shared ? 1 : c->hkv;
+    mrt_tensor q = th_rand(r, c->dt, 3, (int64_t[]){c->b, c->t, c->hq * c->dk}, -1, 1);
+    mrt_tensor k = th_rand(r, c->dt, 3, (int64_t[]){c->b, c->t, c->hkv * c->dk}, -0.5, 0.5);
+    mrt_tensor v = th_rand(r, c->dt, 3, (int64_t[]){c->b, c->t, c->hkv * c->dv}, -1, 1);
+    mrt_tensor st = th_rand(r, c->dt, 4, (int64_t[]){c->b, c->hkv, c->dk, c->dv}, -1, 1);
+    mrt_tensor decay = th_rand(r, c->dt, 3, (int64_t[]){c->b, c->t, decay_last}, -0.7, 0);
+    mrt_tensor beta = th_rand(r, c->dt, 3, (int64_t[]){c->b, c->t, beta_last}, 0.1, 0.9);
+    double *dq = th_to_f64(&q), *dk = th_to_f64(&k), *dv = th_to_f64(&v), *dst = th_to_f64(&st);
+    double *ddecay = th_to_f64(&decay), *dbeta = th_to_f64(&beta);
+    int64_t ny = c->b * c->t * c->hq * c->dv, ns = c->b * c->hkv * c->dk * c->dv;
+    double *want = malloc((size_t)(ny + 1) * sizeof *want), *want_s = malloc((size_t)(ns + 1) * sizeof *want_s);
+    ref_linear_attention(c->rule, c->b, c->t, c->hq, c->hkv, c->dk, c->dv, c->scale, dq, dk, dv, c->past ? dst : NULL,
+                         gated ? ddecay : NULL, decay_last, delta ? dbeta : NULL, beta_last, want, want_s);
+    th_case *tc = th_begin("LinearAttention", "", 27);
+    th_input(tc, &q);
+    th_input(tc, &k);
+    th_input(tc, &v);
+    if (c->past) th_input(tc, &st);
+    else th_input_absent(tc);
+    if (gated) th_input(tc, &decay);
+    else th_input_absent(tc);
+    if (delta) th_input(tc, &beta);
+    th_attr_int(tc, "q_num_heads", c->hq);
+    th_attr_int(tc, "kv_num_heads", c->hkv);
+    th_attr_string(tc, "update_rule", c->rule);
+    if (c->scale != 0) th_attr_float(tc, "scale", c->scale);
+    mrt_tensor out[2] = {{0}};
+    cr_assert_eq(th_run(tc, 2, out), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    char why[256];
+    double nmse = c->dt == MRT_DTYPE_FLOAT16 ? 1e-5 : c->dt == MRT_DTYPE_FLOAT ? 1e-10 : 1e-24;
+    double tol = c->dt == MRT_DTYPE_FLOAT16 ? 3e-3 : c->dt == MRT_DTYPE_FLOAT ? 1e-5 : 1e-12;
+    cr_assert(th_check_f64(&out[0], want, 3, (int64_t[]){c->b, c->t, c->hq * c->dv}, nmse, tol, tol, why, sizeof why),
+              "%s: output: %s", label, why);
+    cr_assert(th_check_f64(&out[1], want_s, 4, (int64_t[]){c->b, c->hkv, c->dk, c->dv}, nmse, tol, tol, why, sizeof why),
+              "%s: present_state: %s", label, why);
+    for (int i = 0; i < 2; i++) mrt_tensor_release(&out[i]);
+    th_free(tc);
+    mrt_tensor *all[] = {&q, &k, &v, &st, &decay, &beta};
+    for (int i = 0; i < 6; i++) mrt_tensor_release(all[i]);
+    free(dq), free(dk), free(dv), free(dst), free(ddecay), free(dbeta), free(want), free(want_s);
+}
+
+Test(linear_attention, against_the_recurrence)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear_attention.reference"));
+    /* rule, b, t, hq, hkv, dk, dv, past, decay_per_key, beta_shared, scale, dtype */
+    const lin_case cases[] = {
+        {"linear", 2, 5, 2, 2, 4, 3, false, false, false, 0, MRT_DTYPE_FLOAT},
+        {"gated", 1, 4, 3, 3, 5, 4, true, true, false, 0, MRT_DTYPE_FLOAT},
+        {"gated", 2, 3, 2, 2, 4, 4, false, false, false, 0.5f, MRT_DTYPE_FLOAT}, /* per-head decay, explicit scale */
+        {"delta", 2, 4, 4, 4, 4, 6, true, false, false, 0, MRT_DTYPE_FLOAT},
+        {"gated_delta", 2, 6, 8, 4, 8, 8, true, true, false, 0, MRT_DTYPE_FLOAT},  /* GQA */
+        {"gated_delta", 1, 5, 6, 1, 4, 5, false, false, true, 0, MRT_DTYPE_FLOAT}, /* MQA, per-head decay, shared beta */
+        {"gated_delta", 2, 4, 4, 2, 4, 4, false, true, true, 0, MRT_DTYPE_FLOAT},  /* beta [B, T, 1], 2 KV heads */
+        {"gated_delta", 1, 3, 4, 2, 8, 8, true, true, false, 0, MRT_DTYPE_FLOAT16},
+        {"delta", 1, 4, 2, 2, 3, 5, true, false, false, 0, MRT_DTYPE_DOUBLE},
+        {"linear", 1, 0, 2, 2, 4, 4, true, false, false, 0, MRT_DTYPE_FLOAT}, /* no tokens: the state passes through */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "case %zu (%s)", i, cases[i].rule);
+        run_linear_case(&r, &cases[i], label);
+    }
+}
+
+Test(linear_attention, rule_inputs_are_checked)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear_attention.errors"));
+    mrt_tensor q = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 2, 8}, -1, 1);
+    mrt_tensor k6 = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 2, 6}, -1, 1);
+    /* gated_delta (the default) without decay and beta */
+    th_case *tc = th_begin("LinearAttention", "", 27);
+    th_input(tc, &q);
+    th_input(tc, &q);
+    th_input(tc, &q);
+    th_attr_int(tc, "q_num_heads", 2);
+    th_attr_int(tc, "kv_num_heads", 2);
+    mrt_tensor y[2] = {{0}};
+    cr_assert_eq(th_run(tc, 2, y), MRT_STATUS_INVALID_MODEL);
+    cr_assert(strstr(mrt_last_error(), "requires the decay input"), "%s", mrt_last_error());
+    th_free(tc);
+    /* key head size 3 against query head size 4 */
+    tc = th_begin("LinearAttention", "", 27);
+    th_input(tc, &q);
+    th_input(tc, &k6);
+    th_input(tc, &q);
+    th_attr_int(tc, "q_num_heads", 2);
+    th_attr_int(tc, "kv_num_heads", 2);
+    th_attr_string(tc, "update_rule", "linear");
+    cr_assert_eq(th_run(tc, 2, y), MRT_STATUS_INVALID_MODEL);
+    cr_assert(strstr(mrt_last_error(), "do not fit query"), "%s", mrt_last_error());
+    th_free(tc);
+    mrt_tensor_release(&q);
+    mrt_tensor_release(&k6);
+}
+
+/* ---- CausalConvWithState */
+
+typedef struct conv_case {
+    int64_t b, c, l, kw;
+    bool bias, past, silu;
+    mrt_dtype dt;
+} conv_case;
+
+static void run_conv_case(th_rng *r, const conv_case *c, const char *label)
+{
+    mrt_tensor x = th_rand(r, c->dt, 3, (int64_t[]){c->b, c->c, c->l}, -2, 2);
+    mrt_tensor w = th_rand(r, c->dt, 3, (int64_t[]){c->c, 1, c->kw}, -1, 1);
+    mrt_tensor bias = th_rand(r, c->dt, 1, (int64_t[]){c->c}, -1, 1);
+    mrt_tensor past = th_rand(r, c->dt, 3, (int64_t[]){c->b, c->c, c->kw - 1}, -2, 2);
+    double *dx = th_to_f64(&x), *dw = th_to_f64(&w), *db = th_to_f64(&bias), *dp = th_to_f64(&past);
+    int64_t ny = c->b * c->c * c->l, np = c->b * c->c * (c->kw - 1);
+    double *want = malloc((size_t)(ny + 1) * sizeof *want), *want_p = malloc((size_t)(np + 1) * sizeof *want_p);
+    ref_causal_conv_with_state(dx, dw, c->bias ? db : NULL, c->past ? dp : NULL, c->b, c->c, c->l, c->kw, c->silu, want,
+                               want_p);
+    th_case *tc = th_begin("CausalConvWithState", "", 27);
+    th_input(tc, &x);
+    th_input_const(tc, &w);
+    if (c->bias) th_input_const(tc, &bias);
+    else if (c->past) th_input_absent(tc);
+    if (c->past) th_input(tc, &past);
+    if (c->silu) th_attr_string(tc, "activation", "silu");
+    mrt_tensor out[2] = {{0}};
+    cr_assert_eq(th_run(tc, 2, out), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    char why[256];
+    double nmse = c->dt == MRT_DTYPE_FLOAT16 ? 1e-5 : c->dt == MRT_DTYPE_FLOAT ? 1e-10 : 1e-24;
+    double tol = c->dt == MRT_DTYPE_FLOAT16 ? 4e-3 : c->dt == MRT_DTYPE_FLOAT ? 1e-5 : 1e-12;
+    cr_assert(th_check_f64(&out[0], want, 3, (int64_t[]){c->b, c->c, c->l}, nmse, tol, tol, why, sizeof why),
+              "%s: output: %s", label, why);
+    /* the carry state is copied, never rounded: exact */
+    cr_assert(th_check_f64(&out[1], want_p, 3, (int64_t[]){c->b, c->c, c->kw - 1}, 0, 0, 0, why, sizeof why),
+              "%s: present_state: %s", label, why);
+    for (int i = 0; i < 2; i++) mrt_tensor_release(&out[i]);
+    th_free(tc);
+    mrt_tensor *all[] = {&x, &w, &bias, &past};
+    for (int i = 0; i < 4; i++) mrt_tensor_release(all[i]);
+    free(dx), free(dw), free(db), free(dp), free(want), free(want_p);
+}
+
+Test(causal_conv_with_state, against_a_padded_convolution)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("causal_conv_with_state.reference"));
+    /* b, c, l, kw, bias, past, silu, dtype */
+    const conv_case cases[] = {
+        {2, 3, 7, 4, false, false, false, MRT_DTYPE_FLOAT},
+        {2, 3, 7, 4, true, true, false, MRT_DTYPE_FLOAT},
+        {1, 5, 6, 3, false, true, true, MRT_DTYPE_FLOAT},
+        {2, 2, 5, 1, true, false, false, MRT_DTYPE_FLOAT}, /* k = 1: an empty carry state */
+        {2, 3, 2, 5, false, true, false, MRT_DTYPE_FLOAT}, /* input shorter than k - 1: the state keeps old entries */
+        {1, 4, 1, 4, true, true, true, MRT_DTYPE_FLOAT},   /* one decode step */
+        {2, 3, 8, 4, true, true, true, MRT_DTYPE_FLOAT16},
+        {2, 3, 6, 3, true, true, true, MRT_DTYPE_DOUBLE},
+        {2, 3, 0, 3, false, true, false, MRT_DTYPE_FLOAT}, /* empty input: the past passes through */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "case %zu", i);
+        run_conv_case(&r, &cases[i], label);
+    }
+}
+
+Test(causal_conv_with_state, shapes_are_checked)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("causal_conv_with_state.errors"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 3, 5}, -1, 1);
+    mrt_tensor w = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){4, 1, 3}, -1, 1);
+    th_case *tc = th_begin("CausalConvWithState", "", 27);
+    th_input(tc, &x);
+    th_input(tc, &w);
+    mrt_tensor y[2] = {{0}};
+    cr_assert_eq(th_run(tc, 2, y), MRT_STATUS_INVALID_MODEL);
+    cr_assert(strstr(mrt_last_error(), "weight [4,1,3]") || strstr(mrt_last_error(), "weight [4, 1, 3]"), "%s",
+              mrt_last_error());
+    th_free(tc);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
 }

@@ -1,7 +1,9 @@
 /* Opdefs: Attention 23 and 24 (3-D [batch, seq, heads*size] or 4-D [batch, heads, seq, size] Q/K/V; grouped
  * KV heads; bool or additive mask, right-aligned broadcast and padded to the total KV length; is_causal with a
  * past-length or nonpad_kv_seqlen offset; past_key/past_value -> present_*; softcap; qk_matmul_output modes
- * 0-3). float, double, float16, bfloat16. */
+ * 0-3), LinearAttention 27 (rules linear/gated/delta/gated_delta, grouped KV heads, per-head or per-key decay,
+ * per-head or shared beta, optional past_state of its own float dtype) and CausalConvWithState 27 (depthwise
+ * causal 1-D conv with carry state, bias, silu/swish). float, double, float16, bfloat16. */
 #include "engine/opdef/attention.h"
 
 #include <string.h>
@@ -112,13 +114,165 @@ static mrt_status infer_attention(mrt_op_ctx *ctx)
     MRT_TRY(mrt_output_set(ctx, 1, dt, 4, (int64_t[]){g.batch, g.kv_heads, g.total_len, g.head}));
     MRT_TRY(mrt_output_set(ctx, 2, dt, 4, (int64_t[]){g.batch, g.kv_heads, g.total_len, g.v_head}));
     MRT_TRY(mrt_output_set(ctx, 3, dt, 4, (int64_t[]){g.batch, g.q_heads, g.q_len, g.total_len}));
-    /* per query row: total_len scores and bias (double), v_head accumulators */
-    mrt_workspace_request(ctx, (size_t)(2 * g.total_len + g.v_head + 1) * sizeof(double));
+    mrt_attention_ws ws;
+    if (!mrt_attention_ws_layout(&g, dt, &ws))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the attention scores [%lld, %lld] per head are too large",
+                           (long long)g.q_len, (long long)g.total_len);
+    mrt_workspace_request(ctx, ws.total);
+    return MRT_STATUS_OK;
+}
+
+static bool is_float_type(mrt_dtype dt)
+{
+    return dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
+}
+
+mrt_status mrt_linear_attention_geometry(const mrt_op_ctx *ctx, mrt_linear_attention_geometry_t *g)
+{
+    const mrt_tensor *q = mrt_input(ctx, 0), *k = mrt_input(ctx, 1), *v = mrt_input(ctx, 2);
+    const mrt_tensor *past = mrt_input(ctx, 3), *decay = mrt_input(ctx, 4), *beta = mrt_input(ctx, 5);
+    char a[128], b[128], c[128];
+    if (!q || !k || !v) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "query, key and value are required tensors");
+    mrt_dtype dt = q->dtype;
+    if (!is_float_type(dt))
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
+    if (k->dtype != dt || v->dtype != dt)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "query, key and value must share one dtype (%s, %s, %s)",
+                           mrt_dtype_name(dt), mrt_dtype_name(k->dtype), mrt_dtype_name(v->dtype));
+    if (q->rank != 3 || k->rank != 3 || v->rank != 3)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "query %s, key %s and value %s must be 3-D [batch, seq, heads * size]",
+                           mrt_shape_describe(q->rank, q->shape, a, sizeof a),
+                           mrt_shape_describe(k->rank, k->shape, b, sizeof b),
+                           mrt_shape_describe(v->rank, v->shape, c, sizeof c));
+    memset(g, 0, sizeof *g);
+    g->q_heads = mrt_attr_int(ctx, "q_num_heads", 0);
+    g->kv_heads = mrt_attr_int(ctx, "kv_num_heads", 0);
+    if (g->q_heads <= 0 || g->kv_heads <= 0 || g->q_heads % g->kv_heads)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "q_num_heads (%lld) must be a positive multiple of kv_num_heads (%lld); both are required",
+                           (long long)g->q_heads, (long long)g->kv_heads);
+    g->batch = q->shape[0];
+    g->seq = q->shape[1];
+    if (q->shape[2] % g->q_heads || v->shape[2] % g->kv_heads)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "query %s / value %s: the last dim must be a multiple of q_num_heads %lld / "
+                           "kv_num_heads %lld",
+                           mrt_shape_describe(q->rank, q->shape, a, sizeof a),
+                           mrt_shape_describe(v->rank, v->shape, b, sizeof b), (long long)g->q_heads,
+                           (long long)g->kv_heads);
+    g->dk = q->shape[2] / g->q_heads;
+    g->dv = v->shape[2] / g->kv_heads;
+    if (k->shape[0] != g->batch || v->shape[0] != g->batch || k->shape[1] != g->seq || v->shape[1] != g->seq ||
+        k->shape[2] != g->kv_heads * g->dk)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "key %s and value %s do not fit query %s (expected key [%lld, %lld, %lld] and value "
+                           "[%lld, %lld, kv_num_heads * d_v])",
+                           mrt_shape_describe(k->rank, k->shape, a, sizeof a),
+                           mrt_shape_describe(v->rank, v->shape, b, sizeof b),
+                           mrt_shape_describe(q->rank, q->shape, c, sizeof c), (long long)g->batch, (long long)g->seq,
+                           (long long)(g->kv_heads * g->dk), (long long)g->batch, (long long)g->seq);
+    const char *rule = mrt_attr_string(ctx, "update_rule", "gated_delta");
+    if (!strcmp(rule, "linear")) g->gated = false, g->delta = false;
+    else if (!strcmp(rule, "gated")) g->gated = true, g->delta = false;
+    else if (!strcmp(rule, "delta")) g->gated = false, g->delta = true;
+    else if (!strcmp(rule, "gated_delta")) g->gated = true, g->delta = true;
+    else
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "update_rule '%s' is not one of linear, gated, delta, gated_delta", rule);
+    if (g->gated != (decay != NULL))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "update_rule '%s' %s the decay input", rule,
+                           g->gated ? "requires" : "forbids");
+    if (g->delta != (beta != NULL))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "update_rule '%s' %s the beta input", rule,
+                           g->delta ? "requires" : "forbids");
+    if (decay) {
+        if (decay->dtype != dt || decay->rank != 3 || decay->shape[0] != g->batch || decay->shape[1] != g->seq ||
+            (decay->shape[2] != g->kv_heads && decay->shape[2] != g->kv_heads * g->dk))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                               "decay %s of %s must be %s [%lld, %lld, %lld (per head) or %lld (per key dim)]",
+                               mrt_shape_describe(decay->rank, decay->shape, a, sizeof a),
+                               mrt_dtype_name(decay->dtype), mrt_dtype_name(dt), (long long)g->batch,
+                               (long long)g->seq, (long long)g->kv_heads, (long long)(g->kv_heads * g->dk));
+        g->decay_per_key = decay->shape[2] == g->kv_heads * g->dk && decay->shape[2] != g->kv_heads;
+    }
+    if (beta) {
+        if (beta->dtype != dt || beta->rank != 3 || beta->shape[0] != g->batch || beta->shape[1] != g->seq ||
+            (beta->shape[2] != g->kv_heads && beta->shape[2] != 1))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "beta %s of %s must be %s [%lld, %lld, %lld or 1]",
+                               mrt_shape_describe(beta->rank, beta->shape, a, sizeof a), mrt_dtype_name(beta->dtype),
+                               mrt_dtype_name(dt), (long long)g->batch, (long long)g->seq, (long long)g->kv_heads);
+    }
+    g->state_dtype = dt;
+    if (past) {
+        if (!is_float_type(past->dtype) || past->rank != 4 || past->shape[0] != g->batch ||
+            past->shape[1] != g->kv_heads || past->shape[2] != g->dk || past->shape[3] != g->dv)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                               "past_state %s of %s must be a float tensor [%lld, %lld, %lld, %lld] (batch, kv heads, "
+                               "d_k, d_v)",
+                               mrt_shape_describe(past->rank, past->shape, a, sizeof a), mrt_dtype_name(past->dtype),
+                               (long long)g->batch, (long long)g->kv_heads, (long long)g->dk, (long long)g->dv);
+        g->state_dtype = past->dtype;
+    }
+    /* the kernel keeps one head's state in double: refuse sizes whose byte count overflows */
+    if (g->dk > 0 && g->dv > (INT64_MAX / 16) / g->dk)
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "a [%lld, %lld] recurrent state is too large",
+                           (long long)g->dk, (long long)g->dv);
+    return MRT_STATUS_OK;
+}
+
+static mrt_status infer_linear_attention(mrt_op_ctx *ctx)
+{
+    mrt_linear_attention_geometry_t g;
+    MRT_TRY(mrt_linear_attention_geometry(ctx, &g));
+    mrt_dtype dt = mrt_input(ctx, 0)->dtype;
+    MRT_TRY(mrt_output_set(ctx, 0, dt, 3, (int64_t[]){g.batch, g.seq, g.q_heads * g.dv}));
+    MRT_TRY(mrt_output_set(ctx, 1, g.state_dtype, 4, (int64_t[]){g.batch, g.kv_heads, g.dk, g.dv}));
+    /* one KV head's state [d_k, d_v], the retrieved row [d_v] and the decay factors [d_k], in double */
+    mrt_workspace_request(ctx, (size_t)(g.dk * g.dv + g.dv + g.dk + 1) * sizeof(double));
+    return MRT_STATUS_OK;
+}
+
+static mrt_status infer_causal_conv_with_state(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *bias = mrt_input(ctx, 2),
+                     *past = mrt_input(ctx, 3);
+    char a[128], b[128];
+    if (!x || !w) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input and weight are required tensors");
+    mrt_dtype dt = x->dtype;
+    if (!is_float_type(dt))
+        return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
+    if (x->rank != 3)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input %s must be 3-D [batch, channels, length]",
+                           mrt_shape_describe(x->rank, x->shape, a, sizeof a));
+    int64_t batch = x->shape[0], ch = x->shape[1];
+    if (w->dtype != dt || w->rank != 3 || w->shape[0] != ch || w->shape[1] != 1 || w->shape[2] < 1)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
+                           "weight %s of %s must be %s [%lld (channels of input %s), 1, k >= 1]",
+                           mrt_shape_describe(w->rank, w->shape, a, sizeof a), mrt_dtype_name(w->dtype),
+                           mrt_dtype_name(dt), (long long)ch, mrt_shape_describe(x->rank, x->shape, b, sizeof b));
+    int64_t kw = w->shape[2];
+    if (bias && (bias->dtype != dt || bias->rank != 1 || bias->shape[0] != ch))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "bias %s of %s must be %s [%lld]",
+                           mrt_shape_describe(bias->rank, bias->shape, a, sizeof a), mrt_dtype_name(bias->dtype),
+                           mrt_dtype_name(dt), (long long)ch);
+    if (past && (past->dtype != dt || past->rank != 3 || past->shape[0] != batch || past->shape[1] != ch ||
+                 past->shape[2] != kw - 1))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "past_state %s of %s must be %s [%lld, %lld, %lld] (k - 1)",
+                           mrt_shape_describe(past->rank, past->shape, a, sizeof a), mrt_dtype_name(past->dtype),
+                           mrt_dtype_name(dt), (long long)batch, (long long)ch, (long long)(kw - 1));
+    const char *act = mrt_attr_string(ctx, "activation", "none");
+    if (strcmp(act, "none") && strcmp(act, "silu") && strcmp(act, "swish"))
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "activation '%s' is not one of none, silu, swish", act);
+    MRT_TRY(mrt_output_set(ctx, 0, dt, 3, x->shape));
+    MRT_TRY(mrt_output_set(ctx, 1, dt, 3, (int64_t[]){batch, ch, kw - 1}));
     return MRT_STATUS_OK;
 }
 
 const mrt_opdef mrt_opdefs_attention[] = {
     {"", "Attention", 23, 3, 6, 1, 4, infer_attention, 0},
     {"", "Attention", 24, 3, 7, 1, 4, infer_attention, 0},
+    {"", "LinearAttention", 27, 3, 6, 1, 2, infer_linear_attention, 0},
+    {"", "CausalConvWithState", 27, 2, 4, 1, 2, infer_causal_conv_with_state, 0},
     {0},
 };
