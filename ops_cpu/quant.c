@@ -16,10 +16,12 @@ static double round_to(mrt_dtype dt, double v)
     return mrt_load_f64(dt, &buf, 0);
 }
 
-/* numpy's result type of an arithmetic op between two float types */
+/* numpy's result type of an arithmetic op between two float types (int32 with a float: float64, like numpy's true
+   division; float8e8m0 scales count as a small float) */
 static mrt_dtype promote(mrt_dtype a, mrt_dtype b)
 {
     if (a == MRT_DTYPE_DOUBLE || b == MRT_DTYPE_DOUBLE) return MRT_DTYPE_DOUBLE;
+    if (a == MRT_DTYPE_INT32 || b == MRT_DTYPE_INT32) return MRT_DTYPE_DOUBLE;
     if (a == b) return a;
     return MRT_DTYPE_FLOAT; /* float16 with bfloat16 or float32 */
 }
@@ -148,11 +150,12 @@ static mrt_status mrt_cpu_qlinear_matmul(mrt_op_ctx *ctx)
     mrt_tensor *y = mrt_output(ctx, 0);
     mrt_matmul_dims d;
     MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
-    /* numpy: (a_scale * b_scale / y_scale) in the scales' type */
+    /* numpy: (a_scale * b_scale / y_scale) in the scales' type; a's parameters per row or per tensor, b's per
+       column or per tensor (the opdef checked the counts) */
     mrt_dtype st = promote(promote(as->dtype, bs->dtype), ys->dtype);
-    double mult = round_to(st, round_to(st, mrt_load_f64(as->dtype, as->data, 0) * mrt_load_f64(bs->dtype, bs->data, 0)) /
-                                   mrt_load_f64(ys->dtype, ys->data, 0));
-    int64_t azp = mrt_load_i64(az->dtype, az->data, 0), bzp = mrt_load_i64(bz->dtype, bz->data, 0);
+    bool as_v = mrt_tensor_numel(as) > 1, az_v = mrt_tensor_numel(az) > 1;
+    bool bs_v = mrt_tensor_numel(bs) > 1, bz_v = mrt_tensor_numel(bz) > 1;
+    double ysv = mrt_load_f64(ys->dtype, ys->data, 0);
     double yzp = (double)mrt_load_i64(yz->dtype, yz->data, 0);
     int64_t nb = 1;
     for (int i = 0; i < d.batch_rank; i++) nb *= d.batch[i];
@@ -169,6 +172,10 @@ static mrt_status mrt_cpu_qlinear_matmul(mrt_op_ctx *ctx)
         }
         for (int64_t i = 0; i < d.m; i++)
             for (int64_t j = 0; j < d.n; j++) {
+                int64_t azp = mrt_load_i64(az->dtype, az->data, az_v ? i : 0);
+                int64_t bzp = mrt_load_i64(bz->dtype, bz->data, bz_v ? j : 0);
+                double mult = round_to(st, round_to(st, mrt_load_f64(as->dtype, as->data, as_v ? i : 0) *
+                                                            mrt_load_f64(bs->dtype, bs->data, bs_v ? j : 0)) / ysv);
                 int64_t acc = 0;
                 for (int64_t p = 0; p < d.k; p++)
                     acc += (mrt_load_i64(a->dtype, a->data, (ia * d.m + i) * d.k + p) - azp) *
