@@ -62,6 +62,7 @@ static mrt_status mrt_cpu_grid_sample(mrt_op_ctx *ctx)
     int r = x->rank - 2;
     int64_t n = x->shape[0], c = x->shape[1], in_sp = 1, out_sp = 1;
     for (int i = 0; i < r; i++) in_sp *= x->shape[2 + i], out_sp *= y->shape[2 + i];
+    if (in_sp == 0) return MRT_STATUS_OK; /* nothing to read from: the (zeroed) output stands */
     int n_taps = 1;
     for (int i = 0; i < r; i++) n_taps *= kind;
     for (int64_t b = 0; b < n; b++)
@@ -80,6 +81,10 @@ static mrt_status mrt_cpu_grid_sample(mrt_op_ctx *ctx)
                     else if (pad == PAD_REFLECT) v = reflect(v, lo, hi);
                 }
                 if (v != v) v = 0; /* a NaN coordinate: read position 0 rather than an undefined index */
+                /* only zeros padding leaves v outside the input; past a few pixels every tap reads 0 anyway, so
+                   bound it to keep the integer tap positions far from overflow */
+                if (v < -8) v = -8;
+                if (v > (double)len + 8) v = (double)len + 8;
                 if (kind == 1) {
                     first[i] = mrt_f64_to_i64_sat(v); /* already integral; truncation as the reference */
                     w[i][0] = 1;
@@ -246,10 +251,12 @@ static mrt_status mrt_cpu_roi_align(mrt_op_ctx *ctx)
         if (!half) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0);
         double bh = rh / (double)ph_n, bw = rw / (double)pw_n;
         double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)ph_n), gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)pw_n);
-        if (!(gh_d * gw_d <= (double)(1 << 16)) && !(gh_d <= 0 || gw_d <= 0))
+        /* a non-positive count (a reversed half_pixel roi) samples nothing; NaN or a huge grid is refused */
+        if (gh_d <= 0 || gw_d <= 0) gh_d = gw_d = 0;
+        else if (!(gh_d * gw_d <= (double)(1 << 16)))
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "roi %lld needs a %g x %g sampling grid per bin (too large)",
                                (long long)r, gh_d, gw_d);
-        int64_t gh = gh_d > 0 ? (int64_t)gh_d : 0, gw = gw_d > 0 ? (int64_t)gw_d : 0;
+        int64_t gh = (int64_t)gh_d, gw = (int64_t)gw_d;
         double count = gh * gw > 1 ? (double)(gh * gw) : 1.0;
         for (int64_t ch = 0; ch < c; ch++) {
             int64_t plane = (b * c + ch) * h * w;

@@ -1,329 +1,721 @@
-/* GridSample (2-D) against a reference written here from the spec: unnormalize, then for out-of-range
- * coordinates clamp (border) or reflect (reflection), then bilinear / nearest (half to even) / bicubic (Keys,
- * a = -0.75) over pixels read with the padding rule. Random data and grids reaching past the borders. */
+/* Tests: GridSample 16/20/22, AffineGrid 20, RoiAlign 10/16/22, NonMaxSuppression 10/11 and Col2Im 18 against the
+ * naive float64 references in tests/ref/vision_ref.c, over every mode/padding/alignment combination, float,
+ * double and float16, empty tensors, hostile sample coordinates, and one error case (or more) per op. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "engine/dtype.h"
 #include "harness.h"
+#include "ref/vision_ref.h"
 
-typedef struct gs_ref {
-    const float *x;
-    int64_t h, w;
-    int pad; /* 0 zeros, 1 border, 2 reflection */
-    bool align;
-} gs_ref;
+/* ------------------------------------------------------------------ shared */
 
-static double refl(double v, double lo, double hi)
+/* Bounds per output dtype: kernels compute in double and round once on store. */
+static void check_out(const mrt_tensor *y, const double *want, int rank, const int64_t *shape, const char *what)
 {
-    double range = hi - lo;
-    while (v < lo || v > hi) v = v < lo ? 2 * lo - v : 2 * hi - v; /* mirror until inside */
-    (void)range;
-    return v;
+    char why[256];
+    double nmse = 1e-10, abs_tol = 1e-5, rel = 1e-5;
+    if (y->dtype == MRT_DTYPE_DOUBLE) nmse = 1e-24, abs_tol = 1e-12, rel = 1e-12;
+    if (y->dtype == MRT_DTYPE_FLOAT16) nmse = 1e-6, abs_tol = 1e-3, rel = 1e-3;
+    cr_assert(th_check_f64(y, want, rank, shape, nmse, abs_tol, rel, why, sizeof why), "%s: %s", what, why);
 }
 
-static double pixel(const gs_ref *g, int64_t i, int64_t j)
+static const char *dt_name(mrt_dtype dt) { return mrt_dtype_name(dt); }
+
+/* ------------------------------------------------------------------ GridSample */
+
+typedef struct gs_case {
+    int opset;
+    mrt_dtype xdt, gdt;
+    int r;                 /* spatial rank */
+    int64_t n, c, in[3], out[3];
+    const char *mode;      /* NULL: the attribute is left out (the opset's default) */
+    int ref_mode, pad;     /* VREF_* */
+    int align;             /* -1: attribute left out */
+    double glo, ghi;       /* grid value range (past [-1, 1] reaches the padding) */
+} gs_case;
+
+static const char *const pad_names[3] = {"zeros", "border", "reflection"};
+
+static void run_grid_sample(th_rng *rng, const gs_case *k)
 {
-    double lo_i = g->align ? 0 : -0.5, hi_i = g->align ? (double)(g->h - 1) : g->h - 0.5;
-    double lo_j = g->align ? 0 : -0.5, hi_j = g->align ? (double)(g->w - 1) : g->w - 0.5;
-    if (i < 0 || i >= g->h || j < 0 || j >= g->w) {
-        if (g->pad == 0) return 0;
-        if (g->pad == 1) {
-            i = i < 0 ? 0 : i >= g->h ? g->h - 1 : i;
-            j = j < 0 ? 0 : j >= g->w ? g->w - 1 : j;
-        } else {
-            if (i < 0 || i >= g->h) i = (int64_t)refl((double)i, lo_i, hi_i);
-            if (j < 0 || j >= g->w) j = (int64_t)refl((double)j, lo_j, hi_j);
-            i = i < 0 ? 0 : i >= g->h ? g->h - 1 : i;
-            j = j < 0 ? 0 : j >= g->w ? g->w - 1 : j;
+    int64_t xs[5] = {k->n, k->c}, gsh[5] = {k->n}, ys[5] = {k->n, k->c};
+    for (int d = 0; d < k->r; d++) xs[2 + d] = k->in[d], gsh[1 + d] = k->out[d], ys[2 + d] = k->out[d];
+    gsh[1 + k->r] = k->r;
+    mrt_tensor x = th_rand(rng, k->xdt, k->r + 2, xs, -1, 1);
+    mrt_tensor grid = th_rand(rng, k->gdt, k->r + 2, gsh, k->glo, k->ghi);
+    th_case *c = th_begin("GridSample", "", k->opset);
+    th_input(c, &x);
+    th_input(c, &grid);
+    if (k->mode) th_attr_string(c, "mode", k->mode);
+    th_attr_string(c, "padding_mode", pad_names[k->pad]);
+    if (k->align >= 0) th_attr_int(c, "align_corners", k->align);
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    double *xd = th_to_f64(&x), *gd = th_to_f64(&grid);
+    int64_t ny = k->n * k->c;
+    for (int d = 0; d < k->r; d++) ny *= k->out[d];
+    double *want = malloc((size_t)(ny ? ny : 1) * sizeof *want);
+    vision_ref_grid_sample(k->r, k->n, k->c, k->in, xd, k->out, gd, k->ref_mode, k->pad, k->align > 0, want);
+    char what[160];
+    snprintf(what, sizeof what, "GridSample-%d %dD mode %s padding %s align %d X %s grid %s", k->opset, k->r,
+             k->mode ? k->mode : "(default)", pad_names[k->pad], k->align, dt_name(k->xdt), dt_name(k->gdt));
+    cr_assert_eq(y.dtype, k->xdt, "%s: output dtype", what);
+    check_out(&y, want, k->r + 2, ys, what);
+    free(want);
+    free(xd);
+    free(gd);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&grid);
+    th_free(c);
+}
+
+Test(vision, grid_sample_2d_every_mode_padding_alignment)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.grid_sample_2d"));
+    /* opset 16 spells bilinear/bicubic, 20 and 22 linear/cubic */
+    const char *names[3][3] = {{"bilinear", "nearest", "bicubic"}, {"linear", "nearest", "cubic"},
+                               {"linear", "nearest", "cubic"}};
+    const int opsets[3] = {16, 20, 22};
+    for (int o = 0; o < 3; o++)
+        for (int m = 0; m < 3; m++)
+            for (int p = 0; p < 3; p++)
+                for (int al = 0; al < 2; al++) {
+                    gs_case k = {opsets[o], MRT_DTYPE_FLOAT, MRT_DTYPE_FLOAT, 2, 2, 3, {4, 5}, {3, 6}, names[o][m], m, p,
+                                 al, -1.7, 1.7};
+                    run_grid_sample(&rng, &k);
+                }
+    /* attributes left out: bilinear (16) / linear (20), zeros, align_corners 0 */
+    gs_case d16 = {16, MRT_DTYPE_FLOAT, MRT_DTYPE_FLOAT, 2, 1, 2, {5, 4}, {4, 4}, NULL, VREF_LINEAR, VREF_ZEROS, -1, -1.3, 1.3};
+    run_grid_sample(&rng, &d16);
+    d16.opset = 20;
+    run_grid_sample(&rng, &d16);
+}
+
+Test(vision, grid_sample_nd_every_mode_padding_alignment)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.grid_sample_nd"));
+    const char *names[3] = {"linear", "nearest", "cubic"};
+    for (int m = 0; m < 3; m++)
+        for (int p = 0; p < 3; p++)
+            for (int al = 0; al < 2; al++) {
+                gs_case k3 = {20, MRT_DTYPE_FLOAT, MRT_DTYPE_FLOAT, 3, 2, 2, {3, 4, 5}, {2, 3, 2}, names[m], m, p, al,
+                              -1.5, 1.5};
+                run_grid_sample(&rng, &k3);
+                gs_case k1 = {22, MRT_DTYPE_FLOAT, MRT_DTYPE_FLOAT, 1, 2, 3, {6}, {7}, names[m], m, p, al, -2.5, 2.5};
+                run_grid_sample(&rng, &k1);
+            }
+    /* size-1 spatial dims: align_corners maps every coordinate to 0, and reflection has an empty range */
+    for (int p = 0; p < 3; p++)
+        for (int al = 0; al < 2; al++) {
+            gs_case k = {20, MRT_DTYPE_FLOAT, MRT_DTYPE_FLOAT, 2, 1, 2, {1, 3}, {2, 3}, "linear", VREF_LINEAR, p, al, -1.5, 1.5};
+            run_grid_sample(&rng, &k);
         }
-    }
-    return g->x[i * g->w + j];
 }
 
-static double keys(double t)
+Test(vision, grid_sample_double_float16_mixed)
 {
-    const double a = -0.75;
-    t = fabs(t);
-    return t <= 1 ? ((a + 2) * t - (a + 3)) * t * t + 1 : t < 2 ? ((a * t - 5 * a) * t + 8 * a) * t - 4 * a : 0;
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.grid_sample_dtypes"));
+    const char *names[3] = {"linear", "nearest", "cubic"};
+    const mrt_dtype xdts[3] = {MRT_DTYPE_DOUBLE, MRT_DTYPE_FLOAT16, MRT_DTYPE_FLOAT16};
+    const mrt_dtype gdts[3] = {MRT_DTYPE_DOUBLE, MRT_DTYPE_FLOAT16, MRT_DTYPE_FLOAT};
+    for (int t = 0; t < 3; t++)
+        for (int m = 0; m < 3; m++)
+            for (int p = 0; p < 3; p++) {
+                gs_case k = {22, xdts[t], gdts[t], 2, 1, 2, {4, 3}, {3, 3}, names[m], m, p, (m + p) % 2, -1.4, 1.4};
+                run_grid_sample(&rng, &k);
+            }
+    gs_case k3 = {20, MRT_DTYPE_FLOAT16, MRT_DTYPE_FLOAT16, 3, 1, 1, {2, 3, 4}, {2, 2, 2}, "linear", VREF_LINEAR,
+                  VREF_BORDER, 0, -1.2, 1.2};
+    run_grid_sample(&rng, &k3);
 }
 
-static double sample(const gs_ref *g, const char *mode, double gx, double gy)
+Test(vision, grid_sample_empty_and_hostile_coordinates)
 {
-    double u = g->align ? (gx + 1) / 2 * (g->w - 1) : ((gx + 1) * g->w - 1) / 2;
-    double v = g->align ? (gy + 1) / 2 * (g->h - 1) : ((gy + 1) * g->h - 1) / 2;
-    bool nearest = !strcmp(mode, "nearest");
-    if (nearest) u = nearbyint(u), v = nearbyint(v);
-    double lo = g->align ? 0 : -0.5, hu = g->align ? g->w - 1.0 : g->w - 0.5, hv = g->align ? g->h - 1.0 : g->h - 0.5;
-    if (g->pad == 1) {
-        if (u < lo || u > hu) u = u < 0 ? 0 : u > g->w - 1 ? g->w - 1 : u;
-        if (v < lo || v > hv) v = v < 0 ? 0 : v > g->h - 1 ? g->h - 1 : v;
-    } else if (g->pad == 2) {
-        u = refl(u, lo, hu);
-        v = refl(v, lo, hv);
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.grid_sample_hostile"));
+    /* empty batch and empty output grid */
+    gs_case e1 = {20, MRT_DTYPE_FLOAT, MRT_DTYPE_FLOAT, 2, 0, 2, {3, 3}, {2, 2}, "linear", VREF_LINEAR, VREF_ZEROS, 0, -1, 1};
+    run_grid_sample(&rng, &e1);
+    gs_case e2 = {20, MRT_DTYPE_FLOAT, MRT_DTYPE_FLOAT, 2, 1, 2, {3, 3}, {0, 2}, "cubic", VREF_CUBIC, VREF_REFLECTION, 1, -1, 1};
+    run_grid_sample(&rng, &e2);
+    for (int p = 0; p < 3; p++) { /* an empty input plane under a non-empty grid: every sample reads 0 */
+        mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 0, 3}, -1, 1);
+        mrt_tensor grid = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 2, 2}, -1.5, 1.5);
+        th_case *c = th_begin("GridSample", "", 20);
+        th_input(c, &x);
+        th_input(c, &grid);
+        th_attr_string(c, "padding_mode", pad_names[p]);
+        th_attr_int(c, "align_corners", p % 2);
+        mrt_tensor y = {0};
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        double zeros[8] = {0};
+        check_out(&y, zeros, 4, (int64_t[]){1, 2, 2, 2}, "GridSample over an empty plane");
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&grid);
+        th_free(c);
     }
-    if (nearest) return pixel(g, (int64_t)v, (int64_t)u);
-    double fu = floor(u), fv = floor(v), acc = 0;
-    if (!strcmp(mode, "linear")) {
-        for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++)
-                acc += (a ? v - fv : 1 - (v - fv)) * (b ? u - fu : 1 - (u - fu)) * pixel(g, (int64_t)fv + a, (int64_t)fu + b);
-        return acc;
-    }
-    for (int a = -1; a <= 2; a++)
-        for (int b = -1; b <= 2; b++)
-            acc += keys(v - (fv + a)) * keys(u - (fu + b)) * pixel(g, (int64_t)fv + a, (int64_t)fu + b);
-    return acc;
-}
 
-Test(vision, grid_sample_modes_paddings_alignments)
-{
-    th_rng r;
-    th_rng_init(&r, th_seed("vision.grid_sample"));
-    const int64_t N = 1, C = 2, H = 4, W = 5, OH = 3, OW = 6;
-    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, C, H, W}, -1, 1);
-    mrt_tensor grid = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, OH, OW, 2}, -1.6, 1.6);
-    const char *modes[3] = {"linear", "nearest", "cubic"}, *pads[3] = {"zeros", "border", "reflection"};
+    /* inf, NaN and huge coordinates: no crash, and far-outside samples read 0 with zeros padding */
+    const double bad[8] = {INFINITY, -INFINITY, NAN, 1e300, -1e300, 9.3e18, -9.3e18, 3e10};
+    mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 3, 4}, -1, 1);
+    double gv[8 * 8 * 2];
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) gv[(i * 8 + j) * 2] = bad[i], gv[(i * 8 + j) * 2 + 1] = bad[j];
+    mrt_tensor grid = th_from_f64(MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 8, 8, 2}, gv);
+    const char *names[3] = {"linear", "nearest", "cubic"};
     for (int m = 0; m < 3; m++)
         for (int p = 0; p < 3; p++)
             for (int al = 0; al < 2; al++) {
                 th_case *c = th_begin("GridSample", "", 20);
                 th_input(c, &x);
                 th_input(c, &grid);
-                th_attr_string(c, "mode", modes[m]);
-                th_attr_string(c, "padding_mode", pads[p]);
+                th_attr_string(c, "mode", names[m]);
+                th_attr_string(c, "padding_mode", pad_names[p]);
                 th_attr_int(c, "align_corners", al);
                 mrt_tensor y = {0};
-                cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
-                for (int64_t ch = 0; ch < C; ch++) {
-                    gs_ref g = {(const float *)x.data + ch * H * W, H, W, p, al};
-                    for (int64_t o = 0; o < OH * OW; o++) {
-                        const float *gp = (const float *)grid.data + o * 2;
-                        double want = sample(&g, modes[m], gp[0], gp[1]);
-                        float got = ((float *)y.data)[ch * OH * OW + o];
-                        cr_assert(fabs(got - want) <= 1e-5 * (1 + fabs(want)),
-                                  "%s/%s/align %d: channel %lld output %lld: got %.7g, expected %.7g", modes[m], pads[p],
-                                  al, (long long)ch, (long long)o, got, want);
-                    }
-                }
+                cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s/%s: %s", names[m], pad_names[p], mrt_last_error());
+                if (p == VREF_ZEROS)
+                    for (int i = 3; i < 8; i++) /* both coordinates finite and far outside */
+                        for (int j = 3; j < 8; j++) {
+                            float v = ((float *)y.data)[i * 8 + j];
+                            cr_assert(v == 0, "%s zeros: grid (%g, %g) gave %g, expected 0", names[m], bad[i], bad[j], v);
+                        }
                 mrt_tensor_release(&y);
                 th_free(c);
             }
-    /* a grid whose last dim is not the spatial rank */
-    mrt_tensor bad = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, OH, OW, 3}, -1, 1);
-    th_case *c = th_begin("GridSample", "", 20);
-    th_input(c, &x);
-    th_input(c, &bad);
-    mrt_tensor y = {0};
-    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL);
-    th_free(c);
-    mrt_tensor_release(&bad);
     mrt_tensor_release(&x);
     mrt_tensor_release(&grid);
 }
 
-/* NonMaxSuppression against a direct reading of the spec: repeatedly take the highest-scoring remaining box
-   above the score threshold (lowest index on ties), keep it unless its IoU with a kept box exceeds the
-   threshold. Boxes in corner form with swapped corners, and in center form. */
-static double iou(const double *a, const double *b)
+Test(vision, grid_sample_errors)
 {
-    double ix = fmin(a[2], b[2]) - fmax(a[0], b[0]), iy = fmin(a[3], b[3]) - fmax(a[1], b[1]);
-    if (ix <= 0 || iy <= 0) return 0;
-    double inter = ix * iy, ua = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-    return ua > 0 ? inter / ua : 0;
-}
-
-Test(vision, nms_against_greedy_reference)
-{
-    th_rng r;
-    th_rng_init(&r, th_seed("vision.nms"));
-    const int64_t B = 2, C = 2, N = 12, MAXO = 4;
-    for (int center = 0; center < 2; center++) {
-        mrt_tensor boxes = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){B, N, 4}, 0, 10);
-        mrt_tensor scores = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){B, C, N}, 0, 1);
-        if (center)
-            for (int64_t i = 0; i < B * N; i++) /* positive widths and heights */
-                for (int k = 2; k < 4; k++) ((float *)boxes.data)[i * 4 + k] = fabsf(((float *)boxes.data)[i * 4 + k]) / 2 + 0.5f;
-        mrt_tensor mo = th_scalar_i64(MAXO), it = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){1}, (double[]){0.3});
-        mrt_tensor stt = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){1}, (double[]){0.2});
-        th_case *c = th_begin("NonMaxSuppression", "", 11);
-        th_input(c, &boxes);
-        th_input(c, &scores);
-        th_input_const(c, &mo);
-        th_input_const(c, &it);
-        th_input_const(c, &stt);
-        th_attr_int(c, "center_point_box", center);
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.grid_sample_errors"));
+    mrt_tensor x5 = th_rand(&rng, MRT_DTYPE_FLOAT, 5, (int64_t[]){1, 1, 2, 2, 2}, -1, 1);
+    mrt_tensor g5 = th_rand(&rng, MRT_DTYPE_FLOAT, 5, (int64_t[]){1, 2, 2, 2, 3}, -1, 1);
+    mrt_tensor x4 = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 3, 3}, -1, 1);
+    mrt_tensor g4bad = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 2, 3}, -1, 1);
+    mrt_tensor g4 = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 2, 2}, -1, 1);
+    struct {
+        int opset;
+        const mrt_tensor *x, *g;
+        const char *mode, *pad;
+    } bad[] = {
+        {16, &x5, &g5, "bilinear", "zeros"},   /* volumetric input before opset 20 */
+        {20, &x4, &g4bad, "linear", "zeros"},  /* grid's last dim is not the spatial rank */
+        {20, &x4, &g4, "area", "zeros"},       /* unknown mode */
+        {22, &x4, &g4, "linear", "mirror"},    /* unknown padding */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        th_case *c = th_begin("GridSample", "", bad[i].opset);
+        th_input(c, bad[i].x);
+        th_input(c, bad[i].g);
+        th_attr_string(c, "mode", bad[i].mode);
+        th_attr_string(c, "padding_mode", bad[i].pad);
         mrt_tensor y = {0};
-        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
-        int64_t want[64][3], n_want = 0;
-        for (int64_t b = 0; b < B; b++)
-            for (int64_t cl = 0; cl < C; cl++) {
-                bool used[12] = {false};
-                double kept[12][4];
-                int n_kept = 0;
-                for (;;) {
-                    int64_t best = -1;
-                    for (int64_t i = 0; i < N; i++) {
-                        float s = ((float *)scores.data)[(b * C + cl) * N + i];
-                        if (!used[i] && s > 0.2f && (best < 0 || s > ((float *)scores.data)[(b * C + cl) * N + best])) best = i;
-                    }
-                    if (best < 0 || n_kept == MAXO) break;
-                    used[best] = true;
-                    const float *v = (const float *)boxes.data + (b * N + best) * 4;
-                    double bx[4] = {fmin(v[1], v[3]), fmin(v[0], v[2]), fmax(v[1], v[3]), fmax(v[0], v[2])};
-                    if (center) bx[0] = v[0] - v[2] / 2.0, bx[1] = v[1] - v[3] / 2.0, bx[2] = v[0] + v[2] / 2.0, bx[3] = v[1] + v[3] / 2.0;
-                    bool keep = true;
-                    for (int k = 0; k < n_kept && keep; k++) keep = iou(bx, kept[k]) <= 0.3f;
-                    if (!keep) continue;
-                    memcpy(kept[n_kept++], bx, sizeof bx);
-                    want[n_want][0] = b, want[n_want][1] = cl, want[n_want][2] = best;
-                    n_want++;
-                }
-            }
-        cr_assert_eq(y.shape[0], n_want, "center %d: %lld boxes selected, expected %lld", center, (long long)y.shape[0],
-                     (long long)n_want);
-        for (int64_t i = 0; i < n_want * 3; i++)
-            cr_assert_eq(((int64_t *)y.data)[i], want[i / 3][i % 3], "center %d: entry %lld", center, (long long)i);
-        mrt_tensor_release(&y);
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL, "case %zu should be refused", i);
+        cr_assert(strstr(mrt_last_error(), "GridSample") != NULL, "message names the op: %s", mrt_last_error());
         th_free(c);
-        mrt_tensor *all[] = {&boxes, &scores, &mo, &it, &stt};
-        for (int i = 0; i < 5; i++) mrt_tensor_release(all[i]);
     }
+    mrt_tensor *all[] = {&x5, &g5, &x4, &g4bad, &g4};
+    for (int i = 0; i < 5; i++) mrt_tensor_release(all[i]);
 }
 
-/* RoiAlign (avg, half_pixel, sampling_ratio 2) against a reference written here: each bin averages 2x2
-   bilinear samples at the bin's quarter points, with the border rules of the spec's reference. */
-static double bilinear_clamped(const float *p, int64_t h, int64_t w, double y, double x)
-{
-    if (y < -1 || y > h || x < -1 || x > w) return 0;
-    y = y < 0 ? 0 : y, x = x < 0 ? 0 : x;
-    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1 = y0 + 1, x1 = x0 + 1;
-    if (y0 >= h - 1) y0 = y1 = h - 1, y = (double)y0;
-    if (x0 >= w - 1) x0 = x1 = w - 1, x = (double)x0;
-    double ly = y - y0, lx = x - x0;
-    return (1 - ly) * (1 - lx) * p[y0 * w + x0] + (1 - ly) * lx * p[y0 * w + x1] + ly * (1 - lx) * p[y1 * w + x0] +
-           ly * lx * p[y1 * w + x1];
-}
+/* ------------------------------------------------------------------ AffineGrid */
 
-Test(vision, roi_align_avg_against_reference)
+static void run_affine_grid(th_rng *rng, int r, mrt_dtype dt, int64_t n, const int64_t *sp, int align, bool const_size)
 {
-    th_rng r;
-    th_rng_init(&r, th_seed("vision.roi_align"));
-    const int64_t C = 3, H = 6, W = 7, OH = 2, OW = 3;
-    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, C, H, W}, -1, 1);
-    mrt_tensor rois = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){3, 4},
-                                  (double[]){0.5, 1.0, 5.5, 4.0, -1.0, -1.0, 3.0, 2.0, 2.0, 0.0, 9.0, 7.0});
-    mrt_tensor bi = th_vec_i64(3, (int64_t[]){0, 1, 1});
-    th_case *c = th_begin("RoiAlign", "", 16);
-    th_input(c, &x);
-    th_input(c, &rois);
-    th_input(c, &bi);
-    th_attr_int(c, "output_height", OH);
-    th_attr_int(c, "output_width", OW);
-    th_attr_int(c, "sampling_ratio", 2);
+    int64_t size[5] = {n, 3}, ys[5] = {n};
+    for (int d = 0; d < r; d++) size[2 + d] = sp[d], ys[1 + d] = sp[d];
+    ys[1 + r] = r;
+    mrt_tensor theta = th_rand(rng, dt, 3, (int64_t[]){n, r, r + 1}, -1.5, 1.5);
+    mrt_tensor sz = th_vec_i64(r + 2, size);
+    th_case *c = th_begin("AffineGrid", "", 20);
+    th_input(c, &theta);
+    if (const_size) th_input_const(c, &sz);
+    else th_input(c, &sz);
+    if (align >= 0) th_attr_int(c, "align_corners", align);
     mrt_tensor y = {0};
     cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
-    for (int64_t k = 0; k < 3; k++) {
-        const float *rv = (const float *)rois.data + k * 4;
-        double x0 = rv[0] - 0.5, y0 = rv[1] - 0.5, bw = (rv[2] - rv[0]) / OW, bh = (rv[3] - rv[1]) / OH;
-        int64_t b = ((int64_t *)bi.data)[k];
-        for (int64_t ch = 0; ch < C; ch++)
-            for (int64_t i = 0; i < OH; i++)
-                for (int64_t j = 0; j < OW; j++) {
-                    double acc = 0;
-                    for (int sy = 0; sy < 2; sy++)
-                        for (int sx = 0; sx < 2; sx++)
-                            acc += bilinear_clamped((const float *)x.data + (b * C + ch) * H * W, H, W,
-                                                    y0 + i * bh + (sy + 0.5) * bh / 2, x0 + j * bw + (sx + 0.5) * bw / 2);
-                    double want = acc / 4;
-                    float got = ((float *)y.data)[((k * C + ch) * OH + i) * OW + j];
-                    cr_assert(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "roi %lld c %lld bin (%lld,%lld): got %g, expected %g",
-                              (long long)k, (long long)ch, (long long)i, (long long)j, got, want);
-                }
-    }
+    int64_t ny = n * r;
+    for (int d = 0; d < r; d++) ny *= sp[d];
+    double *td = th_to_f64(&theta), *want = malloc((size_t)(ny ? ny : 1) * sizeof *want);
+    vision_ref_affine_grid(r, n, sp, td, align > 0, want);
+    char what[128];
+    snprintf(what, sizeof what, "AffineGrid %dD %s align %d%s", r, dt_name(dt), align, const_size ? "" : " (size at run time)");
+    check_out(&y, want, r + 2, ys, what);
+    free(td);
+    free(want);
     mrt_tensor_release(&y);
+    mrt_tensor_release(&theta);
+    mrt_tensor_release(&sz);
     th_free(c);
-    /* a batch index out of range is an error, not a read */
-    ((int64_t *)bi.data)[2] = 5;
-    c = th_begin("RoiAlign", "", 16);
+}
+
+Test(vision, affine_grid_2d_3d_alignments_dtypes)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.affine_grid"));
+    const mrt_dtype dts[3] = {MRT_DTYPE_FLOAT, MRT_DTYPE_DOUBLE, MRT_DTYPE_FLOAT16};
+    for (int t = 0; t < 3; t++)
+        for (int al = -1; al < 2; al++) {
+            run_affine_grid(&rng, 2, dts[t], 2, (int64_t[]){4, 5}, al, true);
+            run_affine_grid(&rng, 3, dts[t], 2, (int64_t[]){3, 4, 2}, al, true);
+        }
+    /* size only known at run time; size-1 dims (align_corners puts the single point at -1); an empty grid */
+    run_affine_grid(&rng, 2, MRT_DTYPE_FLOAT, 1, (int64_t[]){3, 2}, 0, false);
+    run_affine_grid(&rng, 3, MRT_DTYPE_FLOAT, 1, (int64_t[]){1, 1, 3}, 1, true);
+    run_affine_grid(&rng, 2, MRT_DTYPE_FLOAT, 1, (int64_t[]){1, 4}, 0, true);
+    run_affine_grid(&rng, 2, MRT_DTYPE_FLOAT, 1, (int64_t[]){0, 4}, 1, true);
+}
+
+Test(vision, affine_grid_errors)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.affine_grid_errors"));
+    mrt_tensor theta = th_rand(&rng, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 2, 3}, -1, 1);
+    const int64_t sizes[3][5] = {{2, 1, 3, 3, 3}, {3, 1, 4, 4}, {2, 1, -1, 4}}; /* 3-D size, wrong N, negative dim */
+    const int lens[3] = {5, 4, 4};
+    for (int i = 0; i < 3; i++) {
+        mrt_tensor sz = th_vec_i64(lens[i], sizes[i]);
+        th_case *c = th_begin("AffineGrid", "", 20);
+        th_input(c, &theta);
+        th_input_const(c, &sz);
+        mrt_tensor y = {0};
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL, "size %d should be refused", i);
+        th_free(c);
+        mrt_tensor_release(&sz);
+    }
+    mrt_tensor_release(&theta);
+}
+
+/* ------------------------------------------------------------------ RoiAlign */
+
+typedef struct roi_case {
+    int opset;
+    mrt_dtype dt;
+    const char *mode, *ctm; /* NULL: attribute left out */
+    int64_t sampling_ratio, oh, ow;
+    double scale;
+} roi_case;
+
+static void run_roi_align(th_rng *rng, const roi_case *k)
+{
+    const int64_t N = 2, C = 3, H = 6, W = 7, R = 5;
+    mrt_tensor x = th_rand(rng, k->dt, 4, (int64_t[]){N, C, H, W}, -1, 1);
+    /* boxes in input pixels / scale, some reaching past the image, one degenerate (x2 < x1) */
+    double rv[R * 4];
+    for (int64_t i = 0; i < R; i++) {
+        double x1 = th_rng_uniform(rng, -2, W), y1 = th_rng_uniform(rng, -2, H);
+        double x2 = x1 + th_rng_uniform(rng, 0.2, 6), y2 = y1 + th_rng_uniform(rng, 0.2, 5);
+        rv[i * 4] = x1 / k->scale, rv[i * 4 + 1] = y1 / k->scale, rv[i * 4 + 2] = x2 / k->scale, rv[i * 4 + 3] = y2 / k->scale;
+    }
+    rv[4 * 4 + 2] = rv[4 * 4] - 1.0;
+    mrt_tensor rois = th_from_f64(k->dt, 2, (int64_t[]){R, 4}, rv);
+    mrt_tensor bi = th_vec_i64(R, (int64_t[]){0, 1, 1, 0, 1});
+    th_case *c = th_begin("RoiAlign", "", k->opset);
     th_input(c, &x);
     th_input(c, &rois);
     th_input(c, &bi);
-    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_ARG);
-    th_free(c);
+    if (k->mode) th_attr_string(c, "mode", k->mode);
+    if (k->ctm) th_attr_string(c, "coordinate_transformation_mode", k->ctm);
+    th_attr_int(c, "output_height", k->oh);
+    th_attr_int(c, "output_width", k->ow);
+    th_attr_int(c, "sampling_ratio", k->sampling_ratio);
+    th_attr_float(c, "spatial_scale", (float)k->scale);
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    double *xd = th_to_f64(&x), *rd = th_to_f64(&rois), *want = malloc((size_t)(R * C * k->oh * k->ow) * sizeof *want);
+    /* opset 10 has no coordinate_transformation_mode: it behaves as output_half_pixel; later the default is half_pixel */
+    bool half = k->opset >= 16 && (!k->ctm || !strcmp(k->ctm, "half_pixel"));
+    vision_ref_roi_args a = {N, C, H, W, R, k->oh, k->ow, xd, rd, (const int64_t *)bi.data, k->sampling_ratio,
+                             (double)(float)k->scale, half, k->mode && !strcmp(k->mode, "max")};
+    vision_ref_roi_align(&a, want);
+    char what[160];
+    snprintf(what, sizeof what, "RoiAlign-%d %s mode %s ctm %s ratio %lld scale %g", k->opset, dt_name(k->dt),
+             k->mode ? k->mode : "(default)", k->ctm ? k->ctm : "(default)", (long long)k->sampling_ratio, k->scale);
+    check_out(&y, want, 4, (int64_t[]){R, C, k->oh, k->ow}, what);
+    free(xd);
+    free(rd);
+    free(want);
+    mrt_tensor_release(&y);
     mrt_tensor_release(&x);
     mrt_tensor_release(&rois);
     mrt_tensor_release(&bi);
+    th_free(c);
 }
 
-/* AffineGrid 2-D: grid[n, h, w] = theta[n] @ (x_w, y_h, 1) with the base coordinates of the spec. */
-Test(vision, affine_grid_2d_both_alignments)
+Test(vision, roi_align_modes_transforms_sampling)
 {
-    th_rng r;
-    th_rng_init(&r, th_seed("vision.affine_grid"));
-    mrt_tensor theta = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 2, 3}, -1, 1);
-    mrt_tensor size = th_vec_i64(4, (int64_t[]){2, 3, 4, 5});
-    for (int al = 0; al < 2; al++) {
-        th_case *c = th_begin("AffineGrid", "", 20);
-        th_input(c, &theta);
-        th_input_const(c, &size);
-        th_attr_int(c, "align_corners", al);
-        mrt_tensor y = {0};
-        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
-        cr_assert_eq(y.rank, 4);
-        cr_assert_eq(y.shape[3], 2);
-        for (int n = 0; n < 2; n++)
-            for (int h = 0; h < 4; h++)
-                for (int w = 0; w < 5; w++) {
-                    double xs = al ? -1 + 2.0 * w / 4 : -1 + (2.0 * w + 1) / 5, ys = al ? -1 + 2.0 * h / 3 : -1 + (2.0 * h + 1) / 4;
-                    const float *t = (const float *)theta.data + n * 6;
-                    for (int k = 0; k < 2; k++) {
-                        double want = t[k * 3] * xs + t[k * 3 + 1] * ys + t[k * 3 + 2];
-                        float got = ((float *)y.data)[((n * 4 + h) * 5 + w) * 2 + k];
-                        cr_assert(fabs(got - want) < 1e-5, "align %d (%d,%d,%d,%d): got %g, expected %g", al, n, h, w, k, got, want);
-                    }
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.roi_align"));
+    const char *modes[2] = {"avg", "max"}, *ctms[3] = {"half_pixel", "output_half_pixel", NULL};
+    for (int m = 0; m < 2; m++)
+        for (int64_t ratio = 0; ratio <= 2; ratio += 2)
+            for (int s = 0; s < 2; s++) {
+                double scale = s ? 0.5 : 1.0;
+                roi_case k10 = {10, MRT_DTYPE_FLOAT, modes[m], NULL, ratio, 2, 3, scale};
+                run_roi_align(&rng, &k10);
+                for (int t = 0; t < 3; t++) {
+                    roi_case k16 = {16, MRT_DTYPE_FLOAT, modes[m], ctms[t], ratio, 3, 2, scale};
+                    run_roi_align(&rng, &k16);
                 }
-        mrt_tensor_release(&y);
-        th_free(c);
-    }
-    mrt_tensor_release(&theta);
-    mrt_tensor_release(&size);
+                roi_case k22 = {22, MRT_DTYPE_FLOAT, modes[m], "output_half_pixel", ratio, 1, 4, scale};
+                run_roi_align(&rng, &k22);
+            }
+    roi_case dflt = {16, MRT_DTYPE_FLOAT, NULL, NULL, 0, 1, 1, 1.0}; /* avg, half_pixel, 1x1 */
+    run_roi_align(&rng, &dflt);
 }
 
-/* Col2Im: with all-ones columns, each pixel receives the number of (strided, dilated, padded) blocks that
-   cover it, counted here directly. */
-Test(vision, col2im_counts_covering_blocks)
+Test(vision, roi_align_double_float16)
 {
-    const int64_t H = 5, W = 6, KH = 2, KW = 3, SH = 1, SW = 2, DH = 2, DW = 1, PT = 1, PL = 0, PB = 1, PR = 1;
-    int64_t nh = (H + PT + PB - (DH * (KH - 1) + 1)) / SH + 1, nw = (W + PL + PR - (DW * (KW - 1) + 1)) / SW + 1;
-    double ones[2 * KH * KW * 64];
-    for (int i = 0; i < 2 * KH * KW * 64; i++) ones[i] = 1;
-    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 2 * KH * KW, nh * nw}, ones);
-    mrt_tensor img = th_vec_i64(2, (int64_t[]){H, W}), blk = th_vec_i64(2, (int64_t[]){KH, KW});
-    th_case *c = th_begin("Col2Im", "", 18);
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.roi_align_dtypes"));
+    const char *modes[2] = {"avg", "max"};
+    for (int m = 0; m < 2; m++) {
+        roi_case d = {16, MRT_DTYPE_DOUBLE, modes[m], "half_pixel", 0, 2, 2, 0.5};
+        run_roi_align(&rng, &d);
+        roi_case h = {16, MRT_DTYPE_FLOAT16, modes[m], "output_half_pixel", 2, 2, 3, 1.0};
+        run_roi_align(&rng, &h);
+    }
+}
+
+Test(vision, roi_align_empty_and_errors)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.roi_align_errors"));
+    mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 2, 4, 4}, -1, 1);
+    /* no rois: an empty output */
+    mrt_tensor r0 = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){0, 4}, NULL);
+    mrt_tensor b0 = th_vec_i64(0, NULL);
+    th_case *c = th_begin("RoiAlign", "", 16);
     th_input(c, &x);
-    th_input_const(c, &img);
-    th_input_const(c, &blk);
-    th_attr_ints(c, "strides", 2, (int64_t[]){SH, SW});
-    th_attr_ints(c, "dilations", 2, (int64_t[]){DH, DW});
-    th_attr_ints(c, "pads", 4, (int64_t[]){PT, PL, PB, PR});
+    th_input(c, &r0);
+    th_input(c, &b0);
+    th_attr_int(c, "output_height", 2);
     mrt_tensor y = {0};
     cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
-    for (int ch = 0; ch < 2; ch++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t w = 0; w < W; w++) {
-                int count = 0;
-                for (int64_t bh = 0; bh < nh; bh++)
-                    for (int64_t bw = 0; bw < nw; bw++)
-                        for (int64_t kh = 0; kh < KH; kh++)
-                            for (int64_t kw = 0; kw < KW; kw++)
-                                count += bh * SH - PT + kh * DH == h && bw * SW - PL + kw * DW == w;
-                cr_assert_eq(((float *)y.data)[(ch * H + h) * W + w], (float)count, "(%d,%lld,%lld)", ch, (long long)h, (long long)w);
-            }
+    cr_assert(y.rank == 4 && y.shape[0] == 0 && y.shape[1] == 2 && y.shape[2] == 2 && y.shape[3] == 1);
     mrt_tensor_release(&y);
     th_free(c);
+    /* a batch index out of range is an error, not a read */
+    mrt_tensor r1 = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){1, 4}, (double[]){0, 0, 2, 2});
+    mrt_tensor b1 = th_vec_i64(1, (int64_t[]){2});
+    c = th_begin("RoiAlign", "", 16);
+    th_input(c, &x);
+    th_input(c, &r1);
+    th_input(c, &b1);
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_ARG);
+    cr_assert(strstr(mrt_last_error(), "batch_indices") != NULL, "%s", mrt_last_error());
+    th_free(c);
+    /* hostile boxes: inf and NaN corners sample nothing or are refused, never crash */
+    const double hostile[4][4] = {{0, 0, INFINITY, 2}, {NAN, 0, 1, 1}, {-1e30, -1e30, 1e30, 1e30}, {3, 3, -INFINITY, 1}};
+    for (int i = 0; i < 4; i++) {
+        mrt_tensor rh = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){1, 4}, hostile[i]);
+        mrt_tensor b = th_vec_i64(1, (int64_t[]){1});
+        for (int t = 0; t < 2; t++) {
+            c = th_begin("RoiAlign", "", 16);
+            th_input(c, &x);
+            th_input(c, &rh);
+            th_input(c, &b);
+            th_attr_string(c, "coordinate_transformation_mode", t ? "half_pixel" : "output_half_pixel");
+            mrt_status st = th_run(c, 1, &y);
+            cr_assert(st == MRT_STATUS_OK || st == MRT_STATUS_INVALID_ARG, "hostile roi %d: status %d", i, (int)st);
+            if (st == MRT_STATUS_OK) mrt_tensor_release(&y);
+            th_free(c);
+        }
+        mrt_tensor_release(&rh);
+        mrt_tensor_release(&b);
+    }
+    /* rois with 5 columns */
+    mrt_tensor r5 = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){1, 5}, (double[]){0, 0, 0, 2, 2});
+    c = th_begin("RoiAlign", "", 16);
+    th_input(c, &x);
+    th_input(c, &r5);
+    th_input(c, &b1);
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL);
+    th_free(c);
+    mrt_tensor *all[] = {&x, &r0, &b0, &r1, &b1, &r5};
+    for (int i = 0; i < 6; i++) mrt_tensor_release(all[i]);
+}
+
+/* ------------------------------------------------------------------ NonMaxSuppression */
+
+typedef struct nms_case {
+    int opset;
+    mrt_dtype dt;
+    int center;        /* -1: attribute left out (corners) */
+    int64_t max_out;   /* -1: input left out */
+    double iou;        /* < 0: input left out */
+    double score;      /* NAN: input left out */
+    bool ties;         /* scores on a coarse lattice, so many are equal */
+} nms_case;
+
+static void run_nms(th_rng *rng, const nms_case *k)
+{
+    const int64_t B = 2, C = 3, N = 14;
+    double bv[B * N * 4], sv[B * C * N];
+    for (int64_t i = 0; i < B * N; i++) {
+        double *b = bv + i * 4;
+        if (k->center == 1) {
+            b[0] = th_rng_uniform(rng, 0, 8), b[1] = th_rng_uniform(rng, 0, 8);
+            b[2] = th_rng_uniform(rng, 0.5, 5), b[3] = th_rng_uniform(rng, 0.5, 5);
+        } else { /* corners in either order */
+            for (int q = 0; q < 4; q++) b[q] = th_rng_uniform(rng, 0, 8);
+        }
+    }
+    memcpy(bv + 5 * 4, bv + 2 * 4, 4 * sizeof *bv); /* an identical pair */
+    for (int64_t i = 0; i < B * C * N; i++) {
+        sv[i] = th_rng_uniform(rng, 0, 1);
+        if (k->ties) sv[i] = floor(sv[i] * 4) / 4;
+    }
+    mrt_tensor boxes = th_from_f64(k->dt, 3, (int64_t[]){B, N, 4}, bv);
+    mrt_tensor scores = th_from_f64(k->dt, 3, (int64_t[]){B, C, N}, sv);
+    mrt_tensor mo = th_vec_i64(1, (int64_t[]){k->max_out});
+    mrt_tensor iou = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){1}, (double[]){k->iou});
+    mrt_tensor st = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){k->score});
+    th_case *c = th_begin("NonMaxSuppression", "", k->opset);
+    th_input(c, &boxes);
+    th_input(c, &scores);
+    bool has_iou = k->iou >= 0, has_score = !isnan(k->score);
+    int last = has_score ? 4 : has_iou ? 3 : k->max_out >= 0 ? 2 : 1;
+    if (last >= 2) {
+        if (k->max_out >= 0) th_input_const(c, &mo);
+        else th_input_absent(c);
+    }
+    if (last >= 3) {
+        if (has_iou) th_input_const(c, &iou);
+        else th_input_absent(c);
+    }
+    if (last >= 4) th_input(c, &st);
+    if (k->center >= 0) th_attr_int(c, "center_point_box", k->center);
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    double *bd = th_to_f64(&boxes), *sd = th_to_f64(&scores);
+    int64_t cap = B * C * N, sel[B * C * N * 3];
+    /* thresholds are float tensors: compare with the float value */
+    int64_t n = vision_ref_nms(B, C, N, bd, sd, k->center == 1, k->max_out < 0 ? 0 : k->max_out,
+                               has_iou ? (double)(float)k->iou : 0, has_score, has_score ? (double)(float)k->score : 0,
+                               sel, cap);
+    char what[160];
+    snprintf(what, sizeof what, "NMS-%d %s center %d max %lld iou %g score %g ties %d", k->opset, dt_name(k->dt),
+             k->center, (long long)k->max_out, k->iou, k->score, k->ties);
+    cr_assert(y.dtype == MRT_DTYPE_INT64 && y.rank == 2 && y.shape[1] == 3, "%s: output must be int64 [n, 3]", what);
+    cr_assert_eq(y.shape[0], n, "%s: %lld selected, expected %lld", what, (long long)y.shape[0], (long long)n);
+    for (int64_t i = 0; i < n * 3; i++)
+        cr_assert_eq(((int64_t *)y.data)[i], sel[i], "%s: selection %lld field %lld: got %lld, expected %lld", what,
+                     (long long)(i / 3), (long long)(i % 3), (long long)((int64_t *)y.data)[i], (long long)sel[i]);
+    free(bd);
+    free(sd);
+    mrt_tensor *all[] = {&y, &boxes, &scores, &mo, &iou, &st};
+    for (int i = 0; i < 6; i++) mrt_tensor_release(all[i]);
+    th_free(c);
+}
+
+Test(vision, nms_box_formats_thresholds_limits)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.nms"));
+    const double ious[3] = {0.0, 0.3, 0.7}, scores[2] = {NAN, 0.4};
+    const int64_t maxes[3] = {1, 4, 100};
+    for (int opset = 10; opset <= 11; opset++)
+        for (int center = -1; center <= 1; center++)
+            for (int i = 0; i < 3; i++)
+                for (int s = 0; s < 2; s++)
+                    for (int m = 0; m < 3; m++) {
+                        nms_case k = {opset, MRT_DTYPE_FLOAT, center, maxes[m], ious[i], scores[s], (i + m) % 2 == 1};
+                        run_nms(&rng, &k);
+                    }
+    /* optional inputs left out: max_output_boxes_per_class defaults to 0 (nothing selected); iou to 0 */
+    nms_case none = {11, MRT_DTYPE_FLOAT, 0, -1, -1, NAN, false};
+    run_nms(&rng, &none);
+    nms_case no_iou = {11, MRT_DTYPE_FLOAT, 1, 5, -1, NAN, true};
+    run_nms(&rng, &no_iou);
+    nms_case neg = {11, MRT_DTYPE_FLOAT, 0, -3, 0.5, NAN, false}; /* negative limit selects nothing */
+    run_nms(&rng, &neg);
+}
+
+Test(vision, nms_double_float16)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.nms_dtypes"));
+    for (int center = 0; center <= 1; center++) {
+        nms_case d = {11, MRT_DTYPE_DOUBLE, center, 6, 0.45, 0.25, false};
+        run_nms(&rng, &d);
+        nms_case h = {11, MRT_DTYPE_FLOAT16, center, 6, 0.45, 0.25, true};
+        run_nms(&rng, &h);
+    }
+}
+
+Test(vision, nms_empty_and_errors)
+{
+    /* no boxes: [0, 3] */
+    mrt_tensor boxes = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 0, 4}, NULL);
+    mrt_tensor scores = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 2, 0}, NULL);
+    mrt_tensor mo = th_scalar_i64(3);
+    th_case *c = th_begin("NonMaxSuppression", "", 11);
+    th_input(c, &boxes);
+    th_input(c, &scores);
+    th_input(c, &mo);
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert(y.rank == 2 && y.shape[0] == 0 && y.shape[1] == 3);
+    mrt_tensor_release(&y);
+    th_free(c);
+    /* NaN and inf boxes and scores: a defined selection, no crash */
+    double bv[3 * 4] = {NAN, 0, 1, 1, 0, 0, INFINITY, INFINITY, 0, 0, 1, 1}, sv[3] = {NAN, 0.5, INFINITY};
+    mrt_tensor hb = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 3, 4}, bv);
+    mrt_tensor hs = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 1, 3}, sv);
+    c = th_begin("NonMaxSuppression", "", 11);
+    th_input(c, &hb);
+    th_input(c, &hs);
+    th_input(c, &mo);
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert(y.rank == 2 && y.shape[0] >= 1 && ((int64_t *)y.data)[2] == 2, "the inf score is selected first");
+    mrt_tensor_release(&y);
+    th_free(c);
+    /* boxes with 5 coordinates; scores whose box count disagrees */
+    mrt_tensor b5 = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 3, 5}, NULL);
+    mrt_tensor s4 = th_from_f64(MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 1, 4}, NULL);
+    const mrt_tensor *pairs[2][2] = {{&b5, &hs}, {&hb, &s4}};
+    for (int i = 0; i < 2; i++) {
+        c = th_begin("NonMaxSuppression", "", 10);
+        th_input(c, pairs[i][0]);
+        th_input(c, pairs[i][1]);
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL, "case %d should be refused", i);
+        cr_assert(strstr(mrt_last_error(), "boxes") != NULL, "%s", mrt_last_error());
+        th_free(c);
+    }
+    mrt_tensor *all[] = {&boxes, &scores, &mo, &hb, &hs, &b5, &s4};
+    for (int i = 0; i < 7; i++) mrt_tensor_release(all[i]);
+}
+
+/* ------------------------------------------------------------------ Col2Im */
+
+typedef struct col_case {
+    mrt_dtype dt;
+    int r;
+    int64_t n, c, image[3], block[3];
+    int64_t strides[3], dil[3], pads[6];
+    bool attrs;       /* false: strides/dilations/pads left out (1, 1, 0) */
+    bool const_shape; /* image_shape/block_shape as initializers */
+} col_case;
+
+static void run_col2im(th_rng *rng, const col_case *k)
+{
+    int64_t kprod = 1, L = 1, ys[5] = {k->n, k->c}, one[3] = {1, 1, 1}, zero[6] = {0};
+    const int64_t *s = k->attrs ? k->strides : one, *d = k->attrs ? k->dil : one, *p = k->attrs ? k->pads : zero;
+    for (int i = 0; i < k->r; i++) {
+        kprod *= k->block[i];
+        L *= (k->image[i] + p[i] + p[k->r + i] - d[i] * (k->block[i] - 1) - 1) / s[i] + 1;
+        ys[2 + i] = k->image[i];
+    }
+    mrt_tensor x = th_rand(rng, k->dt, 3, (int64_t[]){k->n, k->c * kprod, L}, -1, 1);
+    mrt_tensor img = th_vec_i64(k->r, k->image), blk = th_vec_i64(k->r, k->block);
+    th_case *c = th_begin("Col2Im", "", 18);
+    th_input(c, &x);
+    if (k->const_shape) {
+        th_input_const(c, &img);
+        th_input_const(c, &blk);
+    } else {
+        th_input(c, &img);
+        th_input(c, &blk);
+    }
+    if (k->attrs) {
+        th_attr_ints(c, "strides", k->r, k->strides);
+        th_attr_ints(c, "dilations", k->r, k->dil);
+        th_attr_ints(c, "pads", 2 * k->r, k->pads);
+    }
+    mrt_tensor y = {0};
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    int64_t ny = k->n * k->c;
+    for (int i = 0; i < k->r; i++) ny *= k->image[i];
+    double *xd = th_to_f64(&x), *want = malloc((size_t)(ny ? ny : 1) * sizeof *want);
+    vision_ref_col2im(k->r, k->n, k->c, k->image, k->block, s, d, p, xd, want);
+    char what[128];
+    snprintf(what, sizeof what, "Col2Im %dD %s%s%s", k->r, dt_name(k->dt), k->attrs ? " strides/dilations/pads" : "",
+             k->const_shape ? "" : " (shapes at run time)");
+    check_out(&y, want, k->r + 2, ys, what);
+    free(xd);
+    free(want);
+    mrt_tensor_release(&y);
     mrt_tensor_release(&x);
     mrt_tensor_release(&img);
     mrt_tensor_release(&blk);
+    th_free(c);
+}
+
+Test(vision, col2im_strides_dilations_pads_nd)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.col2im"));
+    const mrt_dtype dts[3] = {MRT_DTYPE_FLOAT, MRT_DTYPE_DOUBLE, MRT_DTYPE_FLOAT16};
+    for (int t = 0; t < 3; t++) {
+        col_case plain = {dts[t], 2, 2, 2, {4, 5}, {2, 2}, {0}, {0}, {0}, false, true};
+        run_col2im(&rng, &plain);
+        col_case strided = {dts[t], 2, 1, 3, {5, 6}, {2, 3}, {1, 2}, {1, 1}, {0}, true, true};
+        run_col2im(&rng, &strided);
+        col_case dilated = {dts[t], 2, 1, 2, {7, 6}, {3, 2}, {1, 1}, {2, 3}, {0}, true, true};
+        run_col2im(&rng, &dilated);
+        col_case padded = {dts[t], 2, 2, 1, {5, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 0, 2, 1}, true, true};
+        run_col2im(&rng, &padded);
+        col_case all = {dts[t], 2, 1, 2, {6, 7}, {2, 3}, {2, 1}, {2, 2}, {1, 2, 0, 1}, true, true};
+        run_col2im(&rng, &all);
+    }
+    col_case one_d = {MRT_DTYPE_FLOAT, 1, 2, 2, {9}, {3}, {2}, {2}, {1, 2}, true, true};
+    run_col2im(&rng, &one_d);
+    col_case three_d = {MRT_DTYPE_FLOAT, 3, 1, 2, {4, 5, 3}, {2, 2, 2}, {1, 2, 1}, {1, 1, 2}, {0, 1, 0, 1, 0, 0}, true, true};
+    run_col2im(&rng, &three_d);
+    col_case dynamic = {MRT_DTYPE_FLOAT, 2, 1, 2, {5, 5}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 1, 1}, true, false};
+    run_col2im(&rng, &dynamic);
+    col_case empty = {MRT_DTYPE_FLOAT, 2, 0, 2, {3, 3}, {2, 2}, {0}, {0}, {0}, false, true};
+    run_col2im(&rng, &empty);
+    col_case no_ch = {MRT_DTYPE_FLOAT, 2, 1, 0, {3, 3}, {2, 2}, {0}, {0}, {0}, false, true};
+    run_col2im(&rng, &no_ch);
+}
+
+Test(vision, col2im_errors)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.col2im_errors"));
+    /* 4 blocks of 2x2 in a 3x3 image, but the input has 5 columns; then a block larger than the image; then
+       block sizes whose product overflows */
+    mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 4, 5}, -1, 1);
+    const int64_t blocks[3][2] = {{2, 2}, {4, 2}, {INT64_MAX / 2, 4}};
+    for (int i = 0; i < 3; i++) {
+        mrt_tensor img = th_vec_i64(2, (int64_t[]){3, 3}), blk = th_vec_i64(2, blocks[i]);
+        th_case *c = th_begin("Col2Im", "", 18);
+        th_input(c, &x);
+        th_input(c, &img);
+        th_input(c, &blk);
+        mrt_tensor y = {0};
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_INVALID_MODEL, "case %d should be refused", i);
+        th_free(c);
+        mrt_tensor_release(&img);
+        mrt_tensor_release(&blk);
+    }
+    /* huge image shape and dilation from data/attributes: refused, no overflow */
+    mrt_tensor img = th_vec_i64(2, (int64_t[]){INT64_MAX, 3}), blk = th_vec_i64(2, (int64_t[]){2, 2});
+    th_case *c = th_begin("Col2Im", "", 18);
+    th_input(c, &x);
+    th_input(c, &img);
+    th_input(c, &blk);
+    th_attr_ints(c, "pads", 4, (int64_t[]){INT64_MAX, 0, INT64_MAX, 0});
+    th_attr_ints(c, "dilations", 2, (int64_t[]){INT64_MAX, 1});
+    mrt_tensor y = {0};
+    mrt_status st = th_run(c, 1, &y);
+    cr_assert(st == MRT_STATUS_INVALID_MODEL || st == MRT_STATUS_OUT_OF_MEMORY, "status %d", (int)st);
+    th_free(c);
+    mrt_tensor_release(&img);
+    mrt_tensor_release(&blk);
+    mrt_tensor_release(&x);
 }

@@ -2,6 +2,7 @@
  * reflection padding; align_corners), NonMaxSuppression 10/11 (corner or center boxes) and RoiAlign 10/16/22
  * (avg/max, half_pixel or output_half_pixel, adaptive or fixed sampling), AffineGrid 20 (2-D and 3-D) and Col2Im 18
  * (N-D blocks, strides, dilations, pads). */
+#include <stdint.h>
 #include <string.h>
 
 #include "engine/registry.h"
@@ -150,10 +151,16 @@ static mrt_status infer_col2im(mrt_op_ctx *ctx)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "dim %d: block %lld, dilation %lld, stride %lld, pads %lld/%lld "
                                "must be positive (pads non-negative)", i, (long long)bl[i], (long long)d, (long long)s,
                                (long long)pb, (long long)pe);
+        /* values come from data and attributes: bound them so that the products below cannot overflow */
+        if (bl[i] > INT32_MAX || d > INT32_MAX || s > INT32_MAX || pb > INT32_MAX || pe > INT32_MAX || im[i] > INT32_MAX)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "dim %d: image, block, dilation, stride and pads must be "
+                               "below 2^31", i);
         int64_t span = d * (bl[i] - 1) + 1, cnt = (im[i] + pb + pe - span) / s + 1;
         if (im[i] + pb + pe < span || cnt < 1)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "dim %d: a block of %lld does not fit the padded image", i,
                                (long long)span);
+        if (bl[i] > INT64_MAX / prod_b || cnt > INT64_MAX / blocks)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "the block size or block count overflows");
         prod_b *= bl[i];
         blocks *= cnt;
     }
