@@ -1,6 +1,7 @@
 /* One-node test harness, seeded data and comparisons (see harness.h). */
 #include "harness.h"
 
+#include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,3 +350,46 @@ bool th_check_tensor(const mrt_tensor *got, const mrt_tensor *expect, double nms
     free(e);
     return ok;
 }
+
+/* ------------------------------------------------------------------ shared test scaffolding */
+
+void th_tolerance(mrt_dtype dt, double *nmse, double *abs_tol, double *rel)
+{
+    switch (dt) {
+    case MRT_DTYPE_DOUBLE: *nmse = 1e-24; *abs_tol = 1e-10; *rel = 1e-10; break;
+    case MRT_DTYPE_FLOAT: *nmse = 1e-10; *abs_tol = 1e-4; *rel = 1e-4; break;
+    case MRT_DTYPE_FLOAT16: *nmse = 1e-5; *abs_tol = 2e-2; *rel = 1e-2; break;
+    case MRT_DTYPE_BFLOAT16: *nmse = 1e-4; *abs_tol = 1e-1; *rel = 2e-2; break;
+    default: *nmse = 0; *abs_tol = 0; *rel = 0; break; /* integers compare exactly */
+    }
+}
+
+void th_assert_close(const mrt_tensor *got, mrt_dtype dt, const double *expect, int rank, const int64_t *shape,
+                      const char *label)
+{
+    char why[512];
+    double nmse, at, rt;
+    th_tolerance(dt, &nmse, &at, &rt);
+    cr_assert_eq(got->dtype, dt, "%s: output dtype %s, expected %s", label, mrt_dtype_name(got->dtype),
+                 mrt_dtype_name(dt));
+    cr_assert(th_check_f64(got, expect, rank, shape, nmse, at, rt, why, sizeof why), "%s: %s", label, why);
+}
+
+void th_expect_failure(th_case *c, int n_out, const char *needle, const char *label)
+{
+    mrt_tensor y[4];
+    mrt_status st = th_run(c, n_out, y);
+    cr_assert_neq(st, MRT_STATUS_OK, "%s: expected a failure", label);
+    cr_assert(strstr(mrt_last_error(), needle) != NULL, "%s: message '%s' does not mention '%s'", label,
+              mrt_last_error(), needle);
+    th_free(c);
+}
+
+int64_t th_numel(int rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= shape[i];
+    return n;
+}
+
+double *th_alloc_f64(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(double)); }

@@ -66,3 +66,26 @@ bool th_check_tensor(const mrt_tensor *got, const mrt_tensor *expect, double nms
                      double max_rel, char *why, size_t why_len);
 /* Convert any numeric tensor to a malloc'd array of doubles. */
 double *th_to_f64(const mrt_tensor *t);
+
+/* Shared test scaffolding (Criterion assertions inside). The tolerances suit kernels that accumulate in the
+   input's precision: float64 1e-10, float32 1e-4, float16 2e-2/1e-2, bfloat16 1e-1/2e-2; integers exact. */
+void th_tolerance(mrt_dtype dt, double *nmse, double *abs_tol, double *rel);
+/* Asserts got has dtype dt and matches expect within th_tolerance(dt); label prefixes the failure. */
+void th_assert_close(const mrt_tensor *got, mrt_dtype dt, const double *expect, int rank, const int64_t *shape,
+                     const char *label);
+/* Runs c (up to 4 outputs), asserts it fails with a message containing needle, and frees c. */
+void th_expect_failure(th_case *c, int n_out, const char *needle, const char *label);
+int64_t th_numel(int rank, const int64_t *shape);
+/* n zeroed doubles (at least one, so an empty tensor never asks for calloc(0)). */
+double *th_alloc_f64(int64_t n);
+
+/* Runs c and asserts success; the printf-style arguments say which case it was. Needs criterion and stdio. */
+#define RUN_OK(c, n, outs, ...)                                                                               \
+    do {                                                                                                      \
+        mrt_status st_ = th_run((c), (n), (outs));                                                            \
+        if (st_ != MRT_STATUS_OK) {                                                                           \
+            char ctx_[512];                                                                                   \
+            snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                                         \
+            cr_assert_eq(st_, MRT_STATUS_OK, "%s: %s", ctx_, mrt_last_error());                               \
+        }                                                                                                     \
+    } while (0)

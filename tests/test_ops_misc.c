@@ -38,16 +38,6 @@ static tol tol_of(mrt_dtype dt)
         }                                                                                                     \
     } while (0)
 
-#define RUN_OK(c, n, outs, ...)                                                                               \
-    do {                                                                                                      \
-        mrt_status st_ = th_run((c), (n), (outs));                                                            \
-        if (st_ != MRT_STATUS_OK) {                                                                           \
-            char ctx_[512];                                                                                   \
-            snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                                         \
-            cr_assert_eq(st_, MRT_STATUS_OK, "%s: %s", ctx_, mrt_last_error());                               \
-        }                                                                                                     \
-    } while (0)
-
 /* Expect failure with `status` and a message containing `needle`. */
 static void expect_fail(th_case *c, int n_out, mrt_status status, const char *needle)
 {

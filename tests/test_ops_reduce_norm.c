@@ -36,16 +36,6 @@ static tol tol_of(mrt_dtype dt)
         }                                                                                                     \
     } while (0)
 
-#define RUN_OK(c, n, outs, ...)                                                                               \
-    do {                                                                                                      \
-        mrt_status st_ = th_run((c), (n), (outs));                                                            \
-        if (st_ != MRT_STATUS_OK) {                                                                           \
-            char ctx_[512];                                                                                   \
-            snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                                         \
-            cr_assert_eq(st_, MRT_STATUS_OK, "%s: %s", ctx_, mrt_last_error());                               \
-        }                                                                                                     \
-    } while (0)
-
 static const char *shape_str(int rank, const int64_t *shape)
 {
     static char buf[4][128];

@@ -16,47 +16,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-static void tol_of(mrt_dtype dt, double *nmse, double *abs_tol, double *rel)
-{
-    switch (dt) {
-    case MRT_DTYPE_DOUBLE: *nmse = 1e-24; *abs_tol = 1e-10; *rel = 1e-10; break;
-    case MRT_DTYPE_FLOAT: *nmse = 1e-10; *abs_tol = 1e-4; *rel = 1e-4; break;
-    case MRT_DTYPE_FLOAT16: *nmse = 1e-5; *abs_tol = 2e-2; *rel = 1e-2; break;
-    case MRT_DTYPE_BFLOAT16: *nmse = 1e-4; *abs_tol = 1e-1; *rel = 2e-2; break;
-    default: *nmse = 0; *abs_tol = 0; *rel = 0; break;
-    }
-}
-
-static void check_out(const mrt_tensor *got, mrt_dtype dt, const double *expect, int rank, const int64_t *shape,
-                      const char *label)
-{
-    char why[512];
-    double nmse, at, rt;
-    tol_of(dt, &nmse, &at, &rt);
-    cr_assert_eq(got->dtype, dt, "%s: output dtype %s, expected %s", label, mrt_dtype_name(got->dtype),
-                 mrt_dtype_name(dt));
-    cr_assert(th_check_f64(got, expect, rank, shape, nmse, at, rt, why, sizeof why), "%s: %s", label, why);
-}
-
-static void expect_fail(th_case *c, int n_out, const char *needle, const char *label)
-{
-    mrt_tensor y[3];
-    mrt_status st = th_run(c, n_out, y);
-    cr_assert_neq(st, MRT_STATUS_OK, "%s: expected a failure", label);
-    cr_assert(strstr(mrt_last_error(), needle) != NULL, "%s: message '%s' does not mention '%s'", label,
-              mrt_last_error(), needle);
-    th_free(c);
-}
-
-static int64_t numel_of(int rank, const int64_t *shape)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= shape[i];
-    return n;
-}
-
-static double *alloc_d(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(double)); }
-
 /* ------------------------------------------------------------------ RNN family */
 
 static const char *const cell_names[3] = {"RNN", "GRU", "LSTM"};
@@ -191,7 +150,7 @@ static void run_rnn(th_rng *r, const rnn_case *rc, const char *label)
         .c0 = rc->cell == RS_LSTM && rc->c0 ? c0d : NULL, .p = rc->cell == RS_LSTM && rc->peep ? pd : NULL,
         .lens = rc->lens ? lens : NULL,
     };
-    double *ey = alloc_d(numel_of(4, d.ys)), *eh = alloc_d(numel_of(3, d.ss)), *ec = alloc_d(numel_of(3, d.ss));
+    double *ey = th_alloc_f64(th_numel(4, d.ys)), *eh = th_alloc_f64(th_numel(3, d.ss)), *ec = th_alloc_f64(th_numel(3, d.ss));
     cr_assert(rs_rnn_run(&p, ey, eh, ec), "%s: the reference rejected the activations", label);
     const double *exp_[3] = {ey, eh, ec};
     const char *names[3] = {"Y", "Y_h", "Y_c"};
@@ -205,7 +164,7 @@ static void run_rnn(th_rng *r, const rnn_case *rc, const char *label)
                                    dbl ? 1e-12 : 1e-6, dbl ? 1e-12 : 1e-6, why, sizeof why),
                       "%s: %s", l2, why);
         } else {
-            check_out(&out[i], rc->dt, exp_[i], i ? 3 : 4, i ? d.ss : d.ys, l2);
+            th_assert_close(&out[i], rc->dt, exp_[i], i ? 3 : 4, i ? d.ss : d.ys, l2);
         }
         mrt_tensor_release(&out[i]);
     }
@@ -449,7 +408,7 @@ Test(rnn, omitted_y_output)
                 .x = xd, .w = wd, .r = rd};
     double ec[18];
     cr_assert(rs_rnn_run(&p, NULL, NULL, ec));
-    check_out(&yc->tensor, MRT_DTYPE_FLOAT, ec, 3, d.ss, "Y_c only");
+    th_assert_close(&yc->tensor, MRT_DTYPE_FLOAT, ec, 3, d.ss, "Y_c only");
     mrt_session_free(s);
     mrt_model_free(m);
     free(xd), free(wd), free(rd);
@@ -471,7 +430,7 @@ Test(rnn, errors)
     th_input(c, &d.x);
     th_input_const(c, &w_bad);
     th_input_const(c, &d.r);
-    expect_fail(c, 1, "input 'W' has shape [1,4,3]", "bad W");
+    th_expect_failure(c, 1, "input 'W' has shape [1,4,3]", "bad W");
     mrt_tensor_release(&w_bad);
 
     /* B sized for another cell */
@@ -481,43 +440,43 @@ Test(rnn, errors)
     th_input_const(c, &d.w);
     th_input_const(c, &d.r);
     th_input_const(c, &b_bad);
-    expect_fail(c, 1, "input 'B'", "bad B");
+    th_expect_failure(c, 1, "input 'B'", "bad B");
     mrt_tensor_release(&b_bad);
 
     /* unknown direction, unknown activation, wrong activation count, hidden_size disagreeing with R */
     c = rnn_node(&base, &d);
     th_attr_string(c, "direction", "sideways");
-    expect_fail(c, 1, "sideways", "direction");
+    th_expect_failure(c, 1, "sideways", "direction");
     rnn_case acts = base;
     static const char *const swish[2] = {"Swish", "Tanh"};
     acts.n_acts = 2;
     acts.acts = swish;
-    expect_fail(rnn_node(&acts, &d), 1, "Swish", "activation name");
+    th_expect_failure(rnn_node(&acts, &d), 1, "Swish", "activation name");
     acts.n_acts = 1;
-    expect_fail(rnn_node(&acts, &d), 1, "expected 2", "activation count");
+    th_expect_failure(rnn_node(&acts, &d), 1, "expected 2", "activation count");
     c = th_begin("GRU", "", 22);
     th_input(c, &d.x);
     th_input_const(c, &d.w);
     th_input_const(c, &d.r);
     th_attr_int(c, "hidden_size", 5);
-    expect_fail(c, 1, "hidden_size", "hidden_size");
+    th_expect_failure(c, 1, "hidden_size", "hidden_size");
 
     /* a sequence length past seq_length (known only at run time) */
     ((int32_t *)d.lens.data)[1] = 4;
-    expect_fail(rnn_node(&base, &d), 1, "sequence_lens[1] is 4", "sequence_lens");
+    th_expect_failure(rnn_node(&base, &d), 1, "sequence_lens[1] is 4", "sequence_lens");
 
     /* layout 1 before opset 14; dtype mismatch between X and R */
     rnn_case old = base;
     old.opset = 7;
     old.layout = 1;
     ((int32_t *)d.lens.data)[1] = 1;
-    expect_fail(rnn_node(&old, &d), 1, "opset 14", "layout at opset 7");
+    th_expect_failure(rnn_node(&old, &d), 1, "opset 14", "layout at opset 7");
     mrt_tensor r_dbl = th_rand(&r, MRT_DTYPE_DOUBLE, 3, (int64_t[]){1, 6, 2}, -1, 1);
     c = th_begin("GRU", "", 22);
     th_input(c, &d.x);
     th_input_const(c, &d.w);
     th_input_const(c, &r_dbl);
-    expect_fail(c, 1, "input 'R' has dtype float64", "R dtype");
+    th_expect_failure(c, 1, "input 'R' has dtype float64", "R dtype");
     mrt_tensor_release(&r_dbl);
 
     /* X of rank 2 */
@@ -526,7 +485,7 @@ Test(rnn, errors)
     th_input(c, &x2);
     th_input_const(c, &d.w);
     th_input_const(c, &d.r);
-    expect_fail(c, 1, "must be 3-D", "X rank");
+    th_expect_failure(c, 1, "must be 3-D", "X rank");
     mrt_tensor_release(&x2);
     rnn_data_free(&d);
 }
@@ -574,12 +533,12 @@ static void run_dft(th_rng *r, const dft_case *dc, const mrt_tensor *given, cons
     memcpy(ys, x.shape, sizeof ys);
     ys[a] = dc->onesided && !dc->inverse ? n / 2 + 1 : n;
     ys[dc->rank - 1] = irfft ? 1 : 2;
-    double *xd = th_to_f64(&x), *e = alloc_d(numel_of(dc->rank, ys));
+    double *xd = th_to_f64(&x), *e = th_alloc_f64(th_numel(dc->rank, ys));
     rs_dft(xd, outer, dim, inner, (int)comp, n, dc->inverse, dc->onesided, e);
     /* sums of n terms: scale the float tolerance with the magnitude of the output */
     char why[512];
     double nmse, at, rt;
-    tol_of(dc->dt, &nmse, &at, &rt);
+    th_tolerance(dc->dt, &nmse, &at, &rt);
     at *= (double)(n > 1 ? n : 1);
     cr_assert_eq(y.dtype, dc->dt, "%s: dtype %s", label, mrt_dtype_name(y.dtype));
     cr_assert(th_check_f64(&y, e, dc->rank, ys, nmse, at, rt, why, sizeof why), "%s: %s", label, why);
@@ -729,26 +688,26 @@ Test(signal, dft_errors)
     th_input(c, &x);
     th_input_absent(c);
     th_input(c, &ax_last);
-    expect_fail(c, 1, "axis -1 is outside", "axis on the complex dimension");
+    th_expect_failure(c, 1, "axis -1 is outside", "axis on the complex dimension");
     c = th_begin("DFT", "", 20);
     th_input(c, &x);
     th_input_absent(c);
     th_input_const(c, &ax2);
-    expect_fail(c, 1, "axis 2 is outside", "axis 2 of rank 3");
+    th_expect_failure(c, 1, "axis 2 is outside", "axis 2 of rank 3");
     c = th_begin("DFT", "", 17);
     th_input(c, &x);
     th_input_const(c, &len0);
-    expect_fail(c, 1, "dft_length is 0", "dft_length 0");
+    th_expect_failure(c, 1, "dft_length is 0", "dft_length 0");
     c = th_begin("DFT", "", 17);
     th_input(c, &x3);
-    expect_fail(c, 1, "last dimension of 1 (real) or 2 (complex)", "last dim 3");
+    th_expect_failure(c, 1, "last dimension of 1 (real) or 2 (complex)", "last dim 3");
     c = th_begin("DFT", "", 17);
     th_input(c, &xi);
-    expect_fail(c, 1, "dtype int32", "int input");
+    th_expect_failure(c, 1, "dtype int32", "int input");
     c = th_begin("DFT", "", 17);
     th_input(c, &x);
     th_attr_int(c, "inverse", 2);
-    expect_fail(c, 1, "'inverse' is 2", "inverse 2");
+    th_expect_failure(c, 1, "'inverse' is 2", "inverse 2");
     mrt_tensor_release(&x);
     mrt_tensor_release(&x3);
     mrt_tensor_release(&xi);
@@ -784,11 +743,11 @@ static void run_stft(th_rng *r, const stft_case *sc, const char *label)
     int64_t frame = sc->frame_input || sc->window ? sc->frame : sc->len;
     int64_t frames = (sc->len - frame) / sc->step + 1, bins = onesided ? frame / 2 + 1 : frame;
     int64_t ys[4] = {sc->batch, frames, bins, 2};
-    double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *e = alloc_d(numel_of(4, ys));
+    double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *e = th_alloc_f64(th_numel(4, ys));
     rs_stft(xd, sc->batch, sc->len, (int)sc->comp, sc->step, frame, sc->window ? wd : NULL, onesided, e);
     char why[512];
     double nmse, at, rt;
-    tol_of(sc->dt, &nmse, &at, &rt);
+    th_tolerance(sc->dt, &nmse, &at, &rt);
     at *= (double)frame;
     cr_assert(th_check_f64(&y, e, 4, ys, nmse, at, rt, why, sizeof why), "%s: %s", label, why);
     free(xd), free(wd), free(e);
@@ -842,18 +801,18 @@ Test(signal, stft_errors)
     th_input(c, &step);
     th_input_const(c, &w);
     th_input_const(c, &fl6);
-    expect_fail(c, 1, "must agree", "window vs frame_length");
+    th_expect_failure(c, 1, "must agree", "window vs frame_length");
     c = th_begin("STFT", "", 17);
     th_input(c, &x);
     th_input(c, &step0);
     th_input_const(c, &w);
-    expect_fail(c, 1, "frame_step is 0", "step 0");
+    th_expect_failure(c, 1, "frame_step is 0", "step 0");
     c = th_begin("STFT", "", 17);
     th_input(c, &x);
     th_input(c, &step);
     th_input_absent(c);
     th_input_const(c, &fl30);
-    expect_fail(c, 1, "frame_length 30 is outside [1, 20]", "frame longer than the signal");
+    th_expect_failure(c, 1, "frame_length 30 is outside [1, 20]", "frame longer than the signal");
     mrt_tensor_release(&x);
     mrt_tensor_release(&w);
     mrt_tensor_release(&step);
@@ -879,12 +838,12 @@ static void run_mel(int64_t mel, int64_t n, int64_t rate, double lo, double hi, 
     mrt_tensor y;
     cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
     int64_t ys[2] = {n / 2 + 1, mel};
-    double *e = alloc_d(ys[0] * ys[1]);
+    double *e = th_alloc_f64(ys[0] * ys[1]);
     cr_assert(rs_mel(mel, n, rate, mrt_load_f64(in_dt, l.data, 0), mrt_load_f64(in_dt, h.data, 0), e),
               "%s: the reference rejected the case", label);
     if (out_dt && !mrt_dtype_is_float((mrt_dtype)out_dt))
         for (int64_t i = 0; i < ys[0] * ys[1]; i++) e[i] = trunc(e[i]); /* stored like a C cast */
-    check_out(&y, out_dt ? (mrt_dtype)out_dt : MRT_DTYPE_FLOAT, e, 2, ys, label);
+    th_assert_close(&y, out_dt ? (mrt_dtype)out_dt : MRT_DTYPE_FLOAT, e, 2, ys, label);
     free(e);
     mrt_tensor_release(&y);
     mrt_tensor_release(&a), mrt_tensor_release(&b), mrt_tensor_release(&s), mrt_tensor_release(&l),
@@ -910,7 +869,7 @@ Test(signal, mel_weight_matrix)
     th_input(c, &s);
     th_input(c, &l);
     th_input(c, &h);
-    expect_fail(c, 1, "outside", "upper edge too high");
+    th_expect_failure(c, 1, "outside", "upper edge too high");
     mrt_tensor b0 = th_scalar_i64(0);
     c = th_begin("MelWeightMatrix", "", 17);
     th_input(c, &a);
@@ -918,7 +877,7 @@ Test(signal, mel_weight_matrix)
     th_input(c, &s);
     th_input(c, &l);
     th_input(c, &h);
-    expect_fail(c, 1, "dft_length is 0", "dft_length 0");
+    th_expect_failure(c, 1, "dft_length is 0", "dft_length 0");
     mrt_tensor_release(&a), mrt_tensor_release(&b), mrt_tensor_release(&s), mrt_tensor_release(&l),
         mrt_tensor_release(&h), mrt_tensor_release(&b0);
 }
@@ -949,7 +908,7 @@ Test(signal, windows)
                     /* element-wise bounds only: a symmetric Hann window of 2 is all zeros, where NMSE means nothing */
                     double nmse, at, rt;
                     char why[512];
-                    tol_of(dt, &nmse, &at, &rt);
+                    th_tolerance(dt, &nmse, &at, &rt);
                     cr_assert_eq(y.dtype, dt, "%s: dtype %s", label, mrt_dtype_name(y.dtype));
                     cr_assert(th_check_f64(&y, e, 1, &n, 2.0, at, rt, why, sizeof why), "%s: %s", label, why);
                     mrt_tensor_release(&y);
@@ -959,6 +918,6 @@ Test(signal, windows)
     mrt_tensor neg = th_scalar_i64(-3);
     th_case *c = th_begin("HannWindow", "", 17);
     th_input(c, &neg);
-    expect_fail(c, 1, "negative", "negative size");
+    th_expect_failure(c, 1, "negative", "negative size");
     mrt_tensor_release(&neg);
 }

@@ -11,16 +11,6 @@
 #include "harness.h"
 #include "ref/shape_ref.h"
 
-#define RUN_OK(c, n, outs, ...)                                                                               \
-    do {                                                                                                      \
-        mrt_status st_ = th_run((c), (n), (outs));                                                            \
-        if (st_ != MRT_STATUS_OK) {                                                                           \
-            char ctx_[512];                                                                                   \
-            snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                                         \
-            cr_assert_eq(st_, MRT_STATUS_OK, "%s: %s", ctx_, mrt_last_error());                               \
-        }                                                                                                     \
-    } while (0)
-
 /* exact comparison (copies must be bit-faithful; floats compare as values, NaN matching NaN) */
 #define CHECK_EQ(got, expect, ...)                                                                            \
     do {                                                                                                      \
