@@ -79,6 +79,24 @@ int64_t th_numel(int rank, const int64_t *shape);
 /* n zeroed doubles (at least one, so an empty tensor never asks for calloc(0)). */
 double *th_alloc_f64(int64_t n);
 
+/* Tolerances for th_check_f64: normalized MSE, absolute, relative. */
+typedef struct tol {
+    double nmse, abs, rel;
+} tol;
+
+/* Asserts got matches expect within the tolerances t; the printf-style arguments say which case it was. */
+#define TH_CHECK_TOL(got, expect, rank, shape, t, ...)                                                         \
+    do {                                                                                                      \
+        char why_[512];                                                                                       \
+        tol t_ = (t);                                                                                         \
+        bool ok_ = th_check_f64((got), (expect), (rank), (shape), t_.nmse, t_.abs, t_.rel, why_, sizeof why_); \
+        if (!ok_) {                                                                                           \
+            char ctx_[512];                                                                                   \
+            snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                                         \
+            cr_assert(ok_, "%s: %s", ctx_, why_);                                                             \
+        }                                                                                                     \
+    } while (0)
+
 /* Runs c and asserts success; the printf-style arguments say which case it was. Needs criterion and stdio. */
 #define RUN_OK(c, n, outs, ...)                                                                               \
     do {                                                                                                      \

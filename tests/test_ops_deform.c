@@ -242,10 +242,6 @@ static void describe_conf(const dconf *d, char *buf, size_t len)
              (long long)d->dil[1], (long long)d->groups, (long long)d->og, d->mask, d->bias);
 }
 
-typedef struct tol {
-    double nmse, abs, rel;
-} tol;
-
 static tol tol_for(mrt_dtype dt)
 {
     switch (dt) {

@@ -45,10 +45,6 @@ static mrt_status run_op(const char *op, int opset, int n_in, const mrt_tensor *
     return st;
 }
 
-typedef struct tol {
-    double nmse, abs, rel;
-} tol;
-
 static tol tol_for(mrt_dtype dt)
 {
     switch (dt) {

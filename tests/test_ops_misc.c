@@ -12,10 +12,6 @@
 #include "harness.h"
 #include "ref/misc_ref.h"
 
-typedef struct tol {
-    double nmse, abs, rel;
-} tol;
-
 static tol tol_of(mrt_dtype dt)
 {
     switch (dt) {
@@ -26,17 +22,8 @@ static tol tol_of(mrt_dtype dt)
     }
 }
 
-#define CHECK(got, expect, rank, shape, dt, ...)                                                              \
-    do {                                                                                                      \
-        char why_[512];                                                                                       \
-        tol t_ = tol_of(dt);                                                                                  \
-        bool ok_ = th_check_f64((got), (expect), (rank), (shape), t_.nmse, t_.abs, t_.rel, why_, sizeof why_); \
-        if (!ok_) {                                                                                           \
-            char ctx_[512];                                                                                   \
-            snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                                         \
-            cr_assert(ok_, "%s: %s", ctx_, why_);                                                             \
-        }                                                                                                     \
-    } while (0)
+/* CHECK with this file's tolerances */
+#define CHECK(got, expect, rank, shape, dt, ...) TH_CHECK_TOL(got, expect, rank, shape, tol_of(dt), __VA_ARGS__)
 
 /* Expect failure with `status` and a message containing `needle`. */
 static void expect_fail(th_case *c, int n_out, mrt_status status, const char *needle)
