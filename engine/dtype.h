@@ -40,6 +40,14 @@ double mrt_load_f64(mrt_dtype dt, const void *data, int64_t i);
 int64_t mrt_load_i64(mrt_dtype dt, const void *data, int64_t i);
 /* Store a double / int64 into element i, converting like a C cast (float types round to nearest). */
 void mrt_store_f64(mrt_dtype dt, void *data, int64_t i, double v);
+/* v rounded to dtype dt and widened back: the value a tensor of dt would hold (computing in double, then
+   rounding where the reference rounds). */
+static inline double mrt_round_to(mrt_dtype dt, double v)
+{
+    uint64_t buf = 0; /* wide enough for every dtype up to 64 bits */
+    mrt_store_f64(dt, &buf, 0, v);
+    return mrt_load_f64(dt, &buf, 0);
+}
 void mrt_store_i64(mrt_dtype dt, void *data, int64_t i, int64_t v);
 
 #ifdef __cplusplus

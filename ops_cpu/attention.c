@@ -17,13 +17,6 @@ static int64_t at(bool rank3, int64_t heads, int64_t len, int64_t size, int64_t 
     return rank3 ? (b * len + s) * heads * size + h * size + d : ((b * heads + h) * len + s) * size + d;
 }
 
-static double round_to(mrt_dtype dt, double v)
-{
-    uint64_t buf = 0;
-    mrt_store_f64(dt, &buf, 0, v);
-    return mrt_load_f64(dt, &buf, 0);
-}
-
 /* A [rows, cols] matrix in the compute type (float, or double when dt is double) with a row stride. */
 typedef struct mat {
     void *p;
@@ -205,7 +198,7 @@ static mrt_status mrt_cpu_attention(mrt_op_ctx *ctx)
                         }
                         /* the probabilities are rounded to the input type before P x V */
                         for (int64_t j = 0; j < T; j++) {
-                            double p = round_to(dt, sum > 0 ? score[j] / sum : 0);
+                            double p = mrt_round_to(dt, sum > 0 ? score[j] / sum : 0);
                             mat_set(&S, dbl, r, j, p);
                             if (oqk && g.qk_mode == 3) mrt_store_f64(dt, oqk->data, row + j, p);
                         }
@@ -309,7 +302,7 @@ static mrt_status mrt_cpu_causal_conv_with_state(mrt_op_ctx *ctx)
                 for (int64_t j = 0; j < K; j++)
                     acc += mrt_load_f64(dt, w->data, c * K + j) * padded_at(x, past, xrow, prow, P, t + j);
                 if (silu) {
-                    acc = round_to(dt, acc);
+                    acc = mrt_round_to(dt, acc);
                     acc = acc / (1.0 + exp(-acc));
                 }
                 mrt_store_f64(dt, y->data, xrow + t, acc);

@@ -312,14 +312,6 @@ static void seed_stream(const mrt_op_ctx *ctx, mrt_mt19937 *s)
     mrt_mt_seed(s, (uint32_t)seed); /* RandomState(int(seed)); seeds outside [0, 2^32) wrap */
 }
 
-/* v rounded to dt and widened back */
-static double round_to(mrt_dtype dt, double v)
-{
-    uint64_t buf = 0;
-    mrt_store_f64(dt, &buf, 0, v);
-    return mrt_load_f64(dt, &buf, 0);
-}
-
 static mrt_status fill_random(mrt_op_ctx *ctx, bool normal)
 {
     mrt_tensor *y = mrt_output(ctx, 0);
@@ -330,16 +322,16 @@ static mrt_status fill_random(mrt_op_ctx *ctx, bool normal)
     seed_stream(ctx, s);
     double scale, shift;
     if (normal) {
-        scale = round_to(dt, mrt_attr_float(ctx, "scale", 1.0f));
-        shift = round_to(dt, mrt_attr_float(ctx, "mean", 0.0f));
+        scale = mrt_round_to(dt, mrt_attr_float(ctx, "scale", 1.0f));
+        shift = mrt_round_to(dt, mrt_attr_float(ctx, "mean", 0.0f));
     } else {
         double low = mrt_attr_float(ctx, "low", 0.0f), high = mrt_attr_float(ctx, "high", 1.0f);
-        scale = round_to(dt, high - low);
-        shift = round_to(dt, low);
+        scale = mrt_round_to(dt, high - low);
+        shift = mrt_round_to(dt, low);
     }
     for (int64_t i = 0; i < n; i++) {
-        double v = round_to(dt, normal ? mrt_mt_gauss(s) : mrt_mt_double(s));
-        mrt_store_f64(dt, y->data, i, round_to(dt, v * scale) + shift);
+        double v = mrt_round_to(dt, normal ? mrt_mt_gauss(s) : mrt_mt_double(s));
+        mrt_store_f64(dt, y->data, i, mrt_round_to(dt, v * scale) + shift);
     }
     free(s);
     return MRT_STATUS_OK;

@@ -7,15 +7,6 @@
 #include "engine/opdef/quant.h"
 #include "engine/registry.h"
 
-/* v rounded to dt (a float type) and widened back. */
-static double round_to(mrt_dtype dt, double v)
-{
-    if (dt == MRT_DTYPE_DOUBLE) return v;
-    uint64_t buf = 0;
-    mrt_store_f64(dt, &buf, 0, v);
-    return mrt_load_f64(dt, &buf, 0);
-}
-
 /* numpy's result type of an arithmetic op between two float types (int32 with a float: float64, like numpy's true
    division; float8e8m0 scales count as a small float) */
 static mrt_dtype promote(mrt_dtype a, mrt_dtype b)
@@ -63,8 +54,8 @@ static mrt_status mrt_cpu_quantize(mrt_op_ctx *ctx)
         for (int64_t a = 0; a < q.len; a++)
             for (int64_t i = 0; i < q.inner; i++, e++) {
                 int64_t p = mrt_quant_param_index(&q, o, a, i);
-                double v = round_to(div_dt, round_to(div_dt, mrt_load_f64(x->dtype, x->data, e)) /
-                                                round_to(div_dt, mrt_load_f64(s->dtype, s->data, p)));
+                double v = mrt_round_to(div_dt, mrt_round_to(div_dt, mrt_load_f64(x->dtype, x->data, e)) /
+                                                mrt_round_to(div_dt, mrt_load_f64(s->dtype, s->data, p)));
                 double zp = z ? mrt_load_f64(z->dtype, z->data, p) : 0;
                 if (integer) {
                     double r = nearbyint(v) + zp; /* the FE_TONEAREST mode: half to even */
@@ -102,9 +93,9 @@ static mrt_status mrt_cpu_dequantize(mrt_op_ctx *ctx)
         for (int64_t a = 0; a < q.len; a++)
             for (int64_t i = 0; i < q.inner; i++, e++) {
                 int64_t p = mrt_quant_param_index(&q, o, a, i);
-                double dx = round_to(MRT_DTYPE_FLOAT, mrt_load_f64(x->dtype, x->data, e));
+                double dx = mrt_round_to(MRT_DTYPE_FLOAT, mrt_load_f64(x->dtype, x->data, e));
                 if (use_zp) dx -= mrt_load_f64(z->dtype, z->data, p);
-                double v = round_to(mul_dt, dx * mrt_load_f64(s->dtype, s->data, p));
+                double v = mrt_round_to(mul_dt, dx * mrt_load_f64(s->dtype, s->data, p));
                 mrt_store_f64(y->dtype, y->data, e, v);
             }
     return MRT_STATUS_OK;
@@ -174,7 +165,7 @@ static mrt_status mrt_cpu_qlinear_matmul(mrt_op_ctx *ctx)
             for (int64_t j = 0; j < d.n; j++) {
                 int64_t azp = mrt_load_i64(az->dtype, az->data, az_v ? i : 0);
                 int64_t bzp = mrt_load_i64(bz->dtype, bz->data, bz_v ? j : 0);
-                double mult = round_to(st, round_to(st, mrt_load_f64(as->dtype, as->data, as_v ? i : 0) *
+                double mult = mrt_round_to(st, mrt_round_to(st, mrt_load_f64(as->dtype, as->data, as_v ? i : 0) *
                                                             mrt_load_f64(bs->dtype, bs->data, bs_v ? j : 0)) / ysv);
                 int64_t acc = 0;
                 for (int64_t p = 0; p < d.k; p++)
@@ -206,7 +197,7 @@ static mrt_status mrt_cpu_qlinear_conv(mrt_op_ctx *ctx)
         for (int64_t oc = 0; oc < m; oc++) {
             int64_t g = oc / mg, wp = mrt_tensor_numel(ws) == 1 ? 0 : oc;
             int64_t wzp = wz ? mrt_load_i64(wz->dtype, wz->data, mrt_tensor_numel(wz) == 1 ? 0 : oc) : 0;
-            double mult = round_to(st, round_to(st, mrt_load_f64(xs->dtype, xs->data, 0) * mrt_load_f64(ws->dtype, ws->data, wp)) /
+            double mult = mrt_round_to(st, mrt_round_to(st, mrt_load_f64(xs->dtype, xs->data, 0) * mrt_load_f64(ws->dtype, ws->data, wp)) /
                                            mrt_load_f64(ys->dtype, ys->data, 0));
             for (int64_t o = 0; o < out_sp; o++) {
                 int64_t rem = o;
