@@ -39,6 +39,7 @@ typedef struct mrt_exec {
     const mrt_model *model;
     const mrt_graph *graph;
     struct mrt_exec *parent;     /* enclosing exec for subgraphs */
+    int depth;                   /* nesting of subgraph and function calls (bounded: a function may call itself) */
     const mrt_node *caller;      /* function bodies: the calling node (its attributes) */
     const mrt_function *function;/* function bodies: the function (its opset imports) */
     mrt_value *vals;             /* one per graph value */
@@ -76,6 +77,10 @@ struct mrt_session {
     mrt_exec *main;
     int n_threads;
     mrt_value *bound;            /* mrt_session_run's inputs in graph order (reused) */
+    /* the standard's function bodies this session runs, parsed on first use (engine/function.c) */
+    const struct mrt_std_function **std_src;
+    mrt_function **std_fn;
+    int n_std;
 };
 
 mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mrt_exec **out);

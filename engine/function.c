@@ -1,9 +1,12 @@
-/* Model-local functions (FunctionProto): a node whose (domain, op_type) names one of the model's functions and
- * has no kernel runs the function body as a subgraph. Body nodes whose attributes refer to the caller's
- * (ref_attr_name) see them resolved through a shadow copy; body nodes resolve opsets from the function's own
- * imports. */
+/* ONNX functions. A node with no kernel whose (domain, op_type) names one of the model's functions
+ * (FunctionProto), or a standard op whose ONNX schema defines a fixed function body (engine/std_functions.c),
+ * runs that body as a subgraph; so does a node whose op the session was asked to expand
+ * (mrt_session_options.expand_functions), which checks a kernel against the standard's definition. Body nodes
+ * whose attributes refer to the caller's (ref_attr_name) see them resolved through a shadow copy; body nodes
+ * resolve opsets from the function's own imports. */
 #include "engine/function.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,12 +83,128 @@ void mrt_function_free_shadow(mrt_node *shadow)
     free(shadow);
 }
 
+const mrt_std_function *mrt_std_function_find(const char *domain, const char *op_type, int64_t opset)
+{
+    /* The governing version is the newest one not newer than the opset; among its bodies, the one drawn from
+       the newest opset not newer than the model's, else the oldest (a body carries its own opset imports, so
+       any of them defines the op). */
+    domain = mrt_domain_normalize(domain);
+    int governing = -1;
+    for (int i = 0; i < mrt_n_std_functions; i++) {
+        const mrt_std_function *e = &mrt_std_functions[i];
+        if (strcmp(e->op_type, op_type) == 0 && strcmp(e->domain, domain) == 0 && e->since_version <= opset &&
+            e->since_version > governing)
+            governing = e->since_version;
+    }
+    const mrt_std_function *best = NULL;
+    for (int i = 0; i < mrt_n_std_functions; i++) {
+        const mrt_std_function *e = &mrt_std_functions[i];
+        if (!e->body || e->since_version != governing || strcmp(e->op_type, op_type) != 0 ||
+            strcmp(e->domain, domain) != 0)
+            continue;
+        bool fits = e->function_opset <= opset, best_fits = best && best->function_opset <= opset;
+        if (!best || (fits && !best_fits) || (fits && e->function_opset > best->function_opset) ||
+            (!fits && !best_fits && e->function_opset < best->function_opset))
+            best = e;
+    }
+    return best;
+}
+
+bool mrt_session_expands(const mrt_session *s, const char *op_type)
+{
+    const char *list = s->opt.expand_functions;
+    if (!list || !list[0]) return false;
+    if (strcmp(list, "all") == 0) return true;
+    size_t n = strlen(op_type);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, op_type, n) == 0) return true;
+        p += len + (end != NULL);
+    }
+    return false;
+}
+
+mrt_status mrt_expand_list_check(const mrt_model *m, const char *list)
+{
+    if (!list || !list[0] || strcmp(list, "all") == 0) return MRT_STATUS_OK;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        bool found = false;
+        for (int i = 0; !found && i < mrt_n_std_functions; i++)
+            found = mrt_std_functions[i].body && strlen(mrt_std_functions[i].op_type) == len &&
+                    strncmp(mrt_std_functions[i].op_type, p, len) == 0;
+        for (int i = 0; !found && m && i < m->n_functions; i++)
+            found = strlen(m->functions[i].name) == len && strncmp(m->functions[i].name, p, len) == 0;
+        if (!found) {
+            char known[1024] = "";
+            size_t pos = 0;
+            for (int i = 0; i < mrt_n_std_functions && pos < sizeof known; i++) {
+                const mrt_std_function *e = &mrt_std_functions[i];
+                if (!e->body || (i > 0 && strcmp(mrt_std_functions[i - 1].op_type, e->op_type) == 0 &&
+                                 mrt_std_functions[i - 1].body))
+                    continue;
+                pos += (size_t)snprintf(known + pos, sizeof known - pos, "%s%s", pos ? ", " : "", e->op_type);
+            }
+            return mrt_fail(MRT_STATUS_INVALID_ARG,
+                            "expand functions: op '%.*s' has no ONNX function body in the standard or the model "
+                            "(ops with a fixed body: %s)", (int)len, p, known);
+        }
+        p += len + (end != NULL);
+    }
+    return MRT_STATUS_OK;
+}
+
+static mrt_status session_std_function(mrt_session *s, const mrt_std_function *src, const mrt_function **out)
+{
+    for (int i = 0; i < s->n_std; i++)
+        if (s->std_src[i] == src) {
+            *out = s->std_fn[i];
+            return MRT_STATUS_OK;
+        }
+    const mrt_std_function **srcs = realloc(s->std_src, (size_t)(s->n_std + 1) * sizeof *srcs);
+    if (srcs) s->std_src = srcs;
+    mrt_function **fns = realloc(s->std_fn, (size_t)(s->n_std + 1) * sizeof *fns);
+    if (fns) s->std_fn = fns;
+    mrt_function *f = srcs && fns ? calloc(1, sizeof *f) : NULL;
+    if (!f) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (function body)");
+    mrt_status st = mrt_function_parse(src->body, src->body_len, f);
+    if (st) {
+        free(f);
+        return mrt_fail_prefix(st, "the ONNX function body of %s-%d: ", src->op_type, src->since_version);
+    }
+    s->std_src[s->n_std] = src;
+    s->std_fn[s->n_std++] = f;
+    *out = f;
+    return MRT_STATUS_OK;
+}
+
+void mrt_session_free_std_functions(mrt_session *s)
+{
+    for (int i = 0; i < s->n_std; i++) {
+        mrt_function_clear(s->std_fn[i]);
+        free(s->std_fn[i]);
+    }
+    free(s->std_fn);
+    free(s->std_src);
+}
+
+mrt_status mrt_function_for_node(mrt_session *s, const mrt_node *nd, int64_t opset, const mrt_function **out)
+{
+    *out = mrt_model_find_function(s->model, nd->domain, nd->op_type);
+    if (*out) return MRT_STATUS_OK;
+    const mrt_std_function *src = mrt_std_function_find(nd->domain, nd->op_type, opset);
+    return src ? session_std_function(s, src, out) : MRT_STATUS_OK;
+}
+
 static mrt_status infer_call(mrt_op_ctx *ctx) { return mrt_infer_dynamic(ctx); }
 
 static mrt_status run_call(mrt_op_ctx *ctx)
 {
-    const mrt_function *f = mrt_model_find_function(ctx->model, ctx->node->domain, ctx->node->op_type);
-    if (!f) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "the model has no function of that name");
+    const mrt_function *f;
+    MRT_TRY(mrt_function_for_node(ctx->exec->session, ctx->node, ctx->opset, &f));
+    if (!f) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "no function defines this op");
     if (ctx->n_inputs > f->n_inputs || ctx->n_outputs > f->n_outputs)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "function '%s' takes %d inputs and gives %d outputs; the node "
                            "has %d and %d", f->name, f->n_inputs, f->n_outputs, ctx->n_inputs, ctx->n_outputs);
@@ -107,5 +226,5 @@ static mrt_status run_call(mrt_op_ctx *ctx)
     return st;
 }
 
-const mrt_opdef mrt_function_opdef = {"", "(model-local function)", 1, 0, -1, 0, -1, infer_call, MRT_OPDEF_HAS_SUBGRAPH};
-const mrt_kernel mrt_function_kernel = {"", "(model-local function)", 1, run_call, NULL};
+const mrt_opdef mrt_function_opdef = {"", "(function)", 1, 0, -1, 0, -1, infer_call, MRT_OPDEF_HAS_SUBGRAPH};
+const mrt_kernel mrt_function_kernel = {"", "(function)", 1, run_call, NULL};

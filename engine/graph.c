@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/function.h"
 #include "engine/status.h"
 
 static mrt_status oom(const char *what) { return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (%s)", what); }
@@ -379,7 +380,7 @@ mrt_model *mrt_model_new(void)
     return m;
 }
 
-static void function_clear(mrt_function *f)
+void mrt_function_clear(mrt_function *f)
 {
     free(f->domain);
     free(f->name);
@@ -402,7 +403,7 @@ void mrt_model_free(mrt_model *m)
     mrt_graph_free(m->graph);
     for (int i = 0; i < m->n_opsets; i++) free(m->opsets[i].domain);
     free(m->opsets);
-    for (int i = 0; i < m->n_functions; i++) function_clear(&m->functions[i]);
+    for (int i = 0; i < m->n_functions; i++) mrt_function_clear(&m->functions[i]);
     free(m->functions);
     free(m->producer_name);
     free(m->path);

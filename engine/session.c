@@ -294,9 +294,17 @@ static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
         MRT_TRY(mrt_fp64_shadow_node(step->call_shadow ? step->call_shadow : nd, &step->shadow));
     step->def = mrt_registry_find_opdef(e->session->registry, nd->domain, nd->op_type, opset);
     step->kernel = mrt_registry_find_kernel(e->session->registry, MRT_DEVICE_CPU, nd->domain, nd->op_type, opset);
-    if ((!step->def || !step->kernel) && mrt_model_find_function(e->model, nd->domain, nd->op_type)) {
-        step->def = &mrt_function_opdef; /* a model-local function without a kernel: run its body */
-        step->kernel = &mrt_function_kernel;
+    /* an op without a kernel runs its function body (the model's, or the standard's); so does one the user asked
+       to expand, except inside its own body */
+    bool inside_own_body = e->function && strcmp(e->function->name, nd->op_type) == 0 &&
+                           strcmp(e->function->domain, mrt_domain_normalize(nd->domain)) == 0;
+    if (!step->def || !step->kernel || (mrt_session_expands(e->session, nd->op_type) && !inside_own_body)) {
+        const mrt_function *f;
+        MRT_TRY(mrt_function_for_node(e->session, nd, opset, &f));
+        if (f) {
+            step->def = &mrt_function_opdef;
+            step->kernel = &mrt_function_kernel;
+        }
     }
     if (!step->def || !step->kernel) return unknown_op_error(e, nd, opset, step->def != NULL);
     const mrt_opdef *d = step->def;
@@ -904,6 +912,10 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
 
 /* ------------------------------------------------------------------ subgraphs */
 
+/* Deeper nesting is a recursive function or a hostile model: each level costs stack and an exec. */
+#define MRT_MAX_CALL_DEPTH 64
+#define NESTING_LIMIT_MESSAGE "subgraphs and function calls nest deeper than"
+
 mrt_status mrt_op_run_subgraph(mrt_op_ctx *ctx, const mrt_graph *body, int n_inputs, const mrt_value *inputs,
                                int n_outputs, mrt_value *outputs)
 {
@@ -920,9 +932,13 @@ mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_funct
     if (n_outputs > body->n_outputs)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "subgraph '%s' has %d outputs, %d expected", body->name,
                            body->n_outputs, n_outputs);
+    if (parent->depth >= MRT_MAX_CALL_DEPTH)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, NESTING_LIMIT_MESSAGE " %d (does a function call itself?)",
+                           MRT_MAX_CALL_DEPTH);
     mrt_exec *child;
     /* a function body sees no enclosing scope: only its inputs */
     MRT_TRY(mrt_exec_new(parent->session, body, f ? NULL : parent, &child));
+    child->depth = parent->depth + 1;
     child->caller = f ? ctx->node : NULL;
     child->function = f;
     mrt_status st = mrt_exec_run(child, inputs, false);
@@ -945,7 +961,8 @@ mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_funct
     }
     if (st) {
         for (int i = 0; i < n_outputs; i++) mrt_value_release(&outputs[i]);
-        if (strncmp(mrt_last_error(), "node '", 6) == 0)
+        /* name the enclosing node once per level, except for the nesting limit itself (64 identical levels) */
+        if (strncmp(mrt_last_error(), "node '", 6) == 0 && !strstr(mrt_last_error(), NESTING_LIMIT_MESSAGE))
             mrt_fail_prefix(st, "in subgraph '%s' of node '%s': ", body->name, ctx->node->name);
     }
     mrt_exec_free(child);
@@ -973,6 +990,11 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
                         "a CUDA device is present, but graph execution on CUDA is not implemented yet (the CUDA "
                         "module has device memory, copies and one Relu kernel); use --device cpu");
     }
+    mrt_status checked = mrt_expand_list_check(model, s->opt.expand_functions);
+    if (checked) {
+        free(s);
+        return checked;
+    }
     s->registry = mrt_registry_default();
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     s->n_threads = s->opt.n_threads > 0 ? s->opt.n_threads : (ncpu > 0 ? (int)ncpu : 1);
@@ -992,6 +1014,7 @@ void mrt_session_free(mrt_session *s)
     if (!s) return;
     mrt_exec_free(s->main);
     free(s->bound);
+    mrt_session_free_std_functions(s);
     free(s);
 }
 
@@ -1043,7 +1066,10 @@ void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out)
     memset(out, 0, sizeof *out);
     out->nodes_before = e->nodes_before;
     out->nodes_after = e->nodes_after;
-    for (int i = 0; i < e->n_steps; i++) out->dynamic_nodes += e->steps[i].dynamic;
+    for (int i = 0; i < e->n_steps; i++) {
+        out->dynamic_nodes += e->steps[i].dynamic;
+        out->function_nodes += e->steps[i].kernel == &mrt_function_kernel;
+    }
     out->arena_peak_bytes = e->arena_bytes;
     out->naive_bytes = e->naive_bytes;
     out->lower_bound_bytes = e->lower_bound_bytes;

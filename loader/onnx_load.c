@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/function.h"
 #include "engine/graph.h"
 #include "engine/status.h"
 #include "loader/tensor_proto.h"
@@ -451,6 +452,18 @@ static mrt_status convert_function(load_ctx *c, const Onnx__FunctionProto *fp, m
         if (st) return mrt_fail_prefix(st, "function '%s': ", f->name);
     }
     return MRT_STATUS_OK;
+}
+
+mrt_status mrt_function_parse(const void *bytes, size_t len, mrt_function *out)
+{
+    memset(out, 0, sizeof *out);
+    Onnx__FunctionProto *fp = onnx__function_proto__unpack(NULL, len, bytes);
+    if (!fp) return mrt_fail(MRT_STATUS_INVALID_MODEL, "not a valid FunctionProto (protobuf parse failed)");
+    load_ctx c = {NULL};
+    mrt_status st = convert_function(&c, fp, out);
+    onnx__function_proto__free_unpacked(fp, NULL);
+    if (st) mrt_function_clear(out);
+    return st;
 }
 
 /* ------------------------------------------------------------------ models */

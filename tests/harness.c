@@ -22,6 +22,7 @@ struct th_case {
     bool failed;                      /* a builder call failed: th_run reports it */
     mrt_status fail_status;
     char fail_msg[512];
+    mrt_session_stats stats;          /* of the last th_run */
 };
 
 static void note_failure(th_case *c, mrt_status st)
@@ -142,11 +143,14 @@ mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs,
     }
     if (st)
         for (int i = 0; i < n_outputs; i++) mrt_tensor_release(&outputs[i]);
+    mrt_session_get_stats(s, &c->stats);
     mrt_session_free(s);
     return st;
 }
 
 mrt_status th_run(th_case *c, int n_outputs, mrt_tensor *outputs) { return th_run_opt(c, NULL, n_outputs, outputs); }
+
+const mrt_session_stats *th_stats(const th_case *c) { return &c->stats; }
 
 void th_free(th_case *c)
 {

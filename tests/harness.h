@@ -37,6 +37,8 @@ void th_attr_tensor(th_case *c, const char *name, const mrt_tensor *t);
 mrt_status th_run(th_case *c, int n_outputs, mrt_tensor *outputs);
 /* Same, with session options (precision, threads...). */
 mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs, mrt_tensor *outputs);
+/* What the last th_run's plan did (function nodes, in-place count, ...). */
+const mrt_session_stats *th_stats(const th_case *c);
 void th_free(th_case *c);
 
 /* ---- data */

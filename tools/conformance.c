@@ -235,6 +235,9 @@ static int cmp_data_sets(const void *a, const void *b)
     return atoi(x ? x + 1 : "0") - atoi(y ? y + 1 : "0");
 }
 
+/* --expand-functions: ops to run through their function body (read by run_test, also in the forked child) */
+static const char *expand_functions;
+
 static void run_test(const char *dir, test_result *r)
 {
     char path[4096];
@@ -264,7 +267,9 @@ static void run_test(const char *dir, test_result *r)
         snprintf(r->reason, sizeof r->reason, "no test_data_set_* folder");
         goto done;
     }
-    st = mrt_session_new(m, NULL, &s);
+    mrt_session_options opt = mrt_session_options_default();
+    opt.expand_functions = expand_functions;
+    st = mrt_session_new(m, &opt, &s);
     if (st) {
         snprintf(r->reason, sizeof r->reason, "%s", mrt_last_error());
         goto done;
@@ -421,13 +426,18 @@ int cmd_conformance(int argc, char **argv)
             require_path = argv[++i];
         } else if (strcmp(argv[i], "--no-fork") == 0) {
             fork_tests = false;
+        } else if (strcmp(argv[i], "--expand-functions") == 0 && i + 1 < argc) {
+            expand_functions = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = true;
         } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: minirt conformance [--json FILE] [--require LIST] [--no-fork] [--quiet] DIR...\n"
+            printf("usage: minirt conformance [--json FILE] [--require LIST] [--expand-functions OPS] [--no-fork]\n"
+                   "                          [--quiet] DIR...\n"
                    "  DIR is a test folder (with model.onnx) or a folder of them.\n"
                    "  --require LIST  run only the tests named in LIST (lines 'suite/test_name'); exit 1 when one\n"
                    "                  of them does not pass or is missing (the conformance ratchet)\n"
+                   "  --expand-functions OPS  run these ops (comma-separated, or 'all') through their ONNX function\n"
+                   "                  body even where minirt has a kernel\n"
                    "  --quiet         print only failures and the summary\n");
             return MRT_EXIT_OK;
         } else if (argv[i][0] == '-') {

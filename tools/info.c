@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/function.h"
 #include "engine/dtype.h"
 #include "engine/graph.h"
 #include "engine/registry.h"
@@ -298,6 +299,27 @@ int cmd_ops(int argc, char **argv)
                cpu ? "cpu" : "(no cpu kernel row)");
         n_ops++;
         i = j;
+    }
+    /* ops with no kernel that run through the body the ONNX standard defines for them */
+    for (int i = 0; i < mrt_n_std_functions; i++) {
+        const mrt_std_function *e = &mrt_std_functions[i];
+        if (i > 0 && strcmp(mrt_std_functions[i - 1].op_type, e->op_type) == 0 &&
+            strcmp(mrt_std_functions[i - 1].domain, e->domain) == 0)
+            continue; /* one row per op */
+        if (mrt_registry_find_opdef(reg, e->domain, e->op_type, INT64_MAX)) continue;
+        char versions[256] = "";
+        size_t pos = 0;
+        for (int k = i; k < mrt_n_std_functions && strcmp(mrt_std_functions[k].op_type, e->op_type) == 0 &&
+                        strcmp(mrt_std_functions[k].domain, e->domain) == 0 && pos < sizeof versions;
+             k++)
+            if (mrt_std_functions[k].body && (k == i || mrt_std_functions[k - 1].since_version !=
+                                                            mrt_std_functions[k].since_version))
+                pos += (size_t)snprintf(versions + pos, sizeof versions - pos, pos ? ",%d" : "%d",
+                                        mrt_std_functions[k].since_version);
+        if (!pos) continue;
+        printf("%-24s %-28s %-24s %s\n", e->domain[0] ? e->domain : "ai.onnx", e->op_type, versions,
+               "cpu (ONNX function body)");
+        n_ops++;
     }
     printf("%zu ops\n", n_ops);
     free(rows);

@@ -200,6 +200,9 @@ typedef struct mrt_session_options {
     void *on_node_user;
     mrt_input_override override_input;
     void *override_user;
+    /* Ops to run through their ONNX function body even where a kernel exists: "all" or a comma-separated list
+       of op types (NULL: none). Checks a kernel against the standard's definition (--expand-functions). */
+    const char *expand_functions;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);
@@ -220,6 +223,7 @@ typedef struct mrt_session_stats {
     size_t lower_bound_bytes;      /* max over steps of the bytes alive at once (planned values) */
     int inplace_count;
     double plan_ms;
+    int function_nodes;            /* nodes run through an ONNX function body (no kernel, or expand_functions) */
 } mrt_session_stats;
 void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out);
 int mrt_session_n_threads(const mrt_session *s);

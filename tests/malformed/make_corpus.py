@@ -147,6 +147,14 @@ add("too_few_inputs", save("too_few_inputs.onnx",
     model([helper.make_node("Add", ["x"], ["y"])], [vi("x")], [vi("y")])), x23, 1, "")
 add("output_not_produced", save("output_not_produced.onnx",
     model([helper.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y"), vi("z")])), x23, 1, "")
+# a model-local function whose body calls itself: bounded nesting, an error, not a stack overflow
+recur = helper.make_function("acme", "Again", ["x"], ["y"], [helper.make_node("Again", ["x"], ["y"], domain="acme")],
+                             [helper.make_opsetid("", 13), helper.make_opsetid("acme", 1)])
+again = helper.make_node("Again", ["x"], ["y"], domain="acme")
+recursive = helper.make_model(helper.make_graph([again], "g", [vi("x")], [vi("y")]), functions=[recur],
+                              opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("acme", 1)])
+recursive.ir_version = 8
+add("recursive_function", save("recursive_function.onnx", recursive), x23, 1, "")
 
 # --- external data
 def ext_model(location, offset=None, length=None):
