@@ -250,6 +250,41 @@ Test(sequence, construct_insert_erase_at_length_concat)
     for (int i = 0; i < 4; i++) mrt_tensor_release(&t[i]);
 }
 
+/* SequenceEmpty (default float32, and the dtype attribute) -> insert one tensor -> length 1, at(0) is it. */
+Test(sequence, empty_then_insert)
+{
+    mrt_tensor a = th_vec_i64(3, (int64_t[]){4, -5, 6});
+    mrt_graph *g = mrt_graph_new("main");
+    mrt_graph_add_input(g, "a", NULL, NULL);
+    node(g, "SequenceEmpty", 0, NULL, 1, (const char *[]){"empty_f"});
+    mrt_node *typed = node(g, "SequenceEmpty", 0, NULL, 1, (const char *[]){"empty_i"});
+    mrt_node_add_attr_int(typed, "dtype", MRT_DTYPE_INT64);
+    node(g, "SequenceLength", 1, (const char *[]){"empty_f"}, 1, (const char *[]){"len0"});
+    node(g, "SequenceInsert", 2, (const char *[]){"empty_i", "a"}, 1, (const char *[]){"s1"});
+    node(g, "SequenceLength", 1, (const char *[]){"s1"}, 1, (const char *[]){"len1"});
+    mrt_tensor zero = th_scalar_i64(0);
+    mrt_graph_set_initializer(g, "zero", &zero);
+    node(g, "SequenceAt", 2, (const char *[]){"s1", "zero"}, 1, (const char *[]){"at0"});
+    const char *outs[4] = {"len0", "len1", "at0", "empty_f"};
+    for (int i = 0; i < 4; i++) mrt_graph_add_output(g, outs[i], NULL, NULL);
+    mrt_model *m = model_with(g, 11);
+    const char *names[1] = {"a"};
+    mrt_value v = mrt_value_from_tensor(a);
+    mrt_session *s = run(m, 1, names, &v);
+    cr_assert_eq(*(int64_t *)mrt_session_output(s, 0)->tensor.data, 0);
+    cr_assert_eq(*(int64_t *)mrt_session_output(s, 1)->tensor.data, 1);
+    const mrt_tensor *at0 = &mrt_session_output(s, 2)->tensor;
+    cr_assert_eq(at0->dtype, MRT_DTYPE_INT64);
+    cr_assert_eq(memcmp(at0->data, a.data, 3 * sizeof(int64_t)), 0);
+    const mrt_value *ef = mrt_session_output(s, 3);
+    cr_assert_eq(ef->kind, MRT_VALUE_SEQUENCE);
+    cr_assert_eq(ef->n_items, 0);
+    cr_assert_eq(ef->seq_dtype, MRT_DTYPE_FLOAT, "SequenceEmpty defaults to float32");
+    mrt_session_free(s);
+    mrt_model_free(m);
+    mrt_tensor_release(&a);
+}
+
 Test(sequence, split_to_sequence_uneven_and_sequence_map)
 {
     th_rng r;
