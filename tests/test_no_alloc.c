@@ -4,6 +4,7 @@
  * Not built under sanitizers, which interpose the allocator themselves. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/graph.h"
@@ -93,4 +94,27 @@ static void check_second_run_allocates_nothing(const char *model_path, const cha
 Test(no_alloc, second_run_of_the_bundled_cnn)
 {
     check_second_run_allocates_nothing(MRT_SOURCE_DIR "/models/tiny_cnn.onnx", MRT_SOURCE_DIR "/models/tiny_cnn_input.npy");
+}
+
+/* The exported benchmark models (tests/models/run_model_tests.sh writes them; ctest runs this after it). Models
+   whose steps have dynamic shapes (the Swin blocks) allocate their outputs by design and are not listed. */
+Test(no_alloc, second_run_of_the_exported_models)
+{
+    const char *dir = getenv("MRT_MODEL_TESTS_DIR");
+    if (!dir || !dir[0]) cr_skip_test("MRT_MODEL_TESTS_DIR is not set (ctest's no_alloc_exported_models sets it)");
+    const char *models[] = {"resnet18", "mobilenet_v2", "efficientnet_b0", "transformer_encoder", "dcnv2"};
+    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+        char model[1024], input[1024];
+        snprintf(model, sizeof model, "%s/%s.onnx", dir, models[i]);
+        snprintf(input, sizeof input, "%s/%s_input.npy", dir, models[i]);
+        FILE *f = fopen(model, "rb");
+        if (!f) {
+            /* CI requires the model tests (and so the exports); elsewhere torch may be missing */
+            const char *req = getenv("MRT_REQUIRE_MODEL_TESTS");
+            cr_assert(!(req && strcmp(req, "1") == 0), "%s is missing although MRT_REQUIRE_MODEL_TESTS=1", model);
+            cr_skip_test("%s is missing (model_tests did not export it: no torch?)", model);
+        }
+        fclose(f);
+        check_second_run_allocates_nothing(model, input);
+    }
 }

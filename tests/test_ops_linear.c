@@ -131,6 +131,11 @@ Test(linear, conv_pointwise_and_halves)
     conv_case big = {2, 1, 8, 16, 1, {17, 13}, {3, 3}, {2, 1}, {1, 2}, {1, 2, 0, 1}, "NOTSET", true, false,
                      MRT_DTYPE_FLOAT, 22};
     run_conv(&r, &big, "larger 2D");
+    /* a squeeze-excite 1x1 convolution on a [1, C, 1, 1] input: one column, the matrix-vector path */
+    conv_case se = {2, 1, 40, 10, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22};
+    run_conv(&r, &se, "squeeze-excite 1x1 on 1x1");
+    se.dt = MRT_DTYPE_DOUBLE;
+    run_conv(&r, &se, "squeeze-excite 1x1 on 1x1, double");
 }
 
 Test(linear, conv_empty_batch)
@@ -439,6 +444,14 @@ Test(linear, gemm_all_forms)
     run_gemm(&r, MRT_DTYPE_FLOAT, 13, false, false, 0, n, k, 1, vn, true, 1.0f, 1.0f, "M = 0");
     run_gemm(&r, MRT_DTYPE_FLOAT, 13, false, false, m, n, 0, 1, vn, true, 1.0f, 1.0f, "K = 0");
     run_gemm(&r, MRT_DTYPE_FLOAT, 13, false, false, 33, 65, 130, 1, (int64_t[]){65}, true, 1.0f, 1.0f, "larger");
+    /* one output column: minirt's own matrix-vector path (ops_cpu/matvec.c), k past its 16 lanes plus a tail */
+    for (int t = 0; t < 4; t++)
+        for (int d = 0; d < 2; d++) {
+            char label[96];
+            snprintf(label, sizeof label, "N = 1, transA %d transB %d %s", t & 1, t >> 1, d ? "double" : "float");
+            run_gemm(&r, d ? MRT_DTYPE_DOUBLE : MRT_DTYPE_FLOAT, 13, t & 1, t >> 1, 9, 1, 45, 2,
+                     (int64_t[]){9, 1}, true, 0.5f, t == 2 ? 0.0f : 1.5f, label);
+        }
 }
 
 Test(linear, gemm_errors)
@@ -522,6 +535,8 @@ Test(linear, matmul_shapes)
         {2, {0, 4}, 2, {4, 3}},
         {3, {0, 2, 3}, 2, {3, 2}},
         {2, {40, 70}, 2, {70, 33}},
+        {2, {7, 50}, 2, {50, 1}},     /* one column: the matrix-vector path */
+        {3, {2, 5, 33}, 1, {33}},
     };
     mrt_dtype dts[] = {MRT_DTYPE_FLOAT, MRT_DTYPE_DOUBLE, MRT_DTYPE_INT32, MRT_DTYPE_INT64, MRT_DTYPE_UINT32,
                        MRT_DTYPE_FLOAT16};

@@ -1,0 +1,32 @@
+/* Matrix times one column, for mrt_sgemm/mrt_dgemm when n == 1 (blas.h). OpenBLAS 0.3.21 calls malloc on every
+ * such call (its GEMV path), which breaks "nothing allocates inside a run" for squeeze-excite 1x1 convolutions
+ * and batch-1 MatMuls against a vector. The dot products keep 16 partial sums in a fixed order, so the result
+ * does not depend on which clone (AVX-512, AVX2, baseline) runs or on the thread count. */
+#include "ops_cpu/blas.h"
+#include "ops_cpu/simd.h"
+
+#define LANES 16
+
+#define DEFINE_MATVEC(NAME, T)                                                                                    \
+    MRT_VECTORIZE_CLONES                                                                                          \
+    void NAME(int64_t m, int64_t k, T alpha, const T *a, int64_t lda, const T *x, int64_t incx, T beta, T *y,    \
+              int64_t incy)                                                                                       \
+    {                                                                                                             \
+        for (int64_t i = 0; i < m; i++) {                                                                         \
+            const T *row = a + i * lda;                                                                           \
+            T acc[LANES] = {0};                                                                                   \
+            int64_t kk = 0;                                                                                       \
+            if (incx == 1) {                                                                                      \
+                for (; kk + LANES <= k; kk += LANES)                                                              \
+                    for (int j = 0; j < LANES; j++) acc[j] += row[kk + j] * x[kk + j];                            \
+            }                                                                                                     \
+            for (int j = 0; kk < k; kk++, j = (j + 1) % LANES) acc[j] += row[kk] * x[kk * incx];                  \
+            for (int w = LANES / 2; w > 0; w /= 2) /* pairwise, in a fixed order */                             \
+                for (int j = 0; j < w; j++) acc[j] += acc[j + w];                                                 \
+            T *out = y + i * incy;                                                                                \
+            *out = beta == 0 ? alpha * acc[0] : alpha * acc[0] + beta * *out; /* beta 0: y may be garbage */     \
+        }                                                                                                         \
+    }
+
+DEFINE_MATVEC(mrt_matvec_f32, float)
+DEFINE_MATVEC(mrt_matvec_f64, double)
