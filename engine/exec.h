@@ -34,6 +34,14 @@ typedef struct mrt_step {
 
 typedef struct mrt_session mrt_session;
 
+/* A subgraph or function body run by one of an exec's nodes, kept between calls (see mrt_exec_call). */
+typedef struct mrt_child_exec {
+    const mrt_graph *body;
+    const mrt_function *function;
+    const mrt_node *caller;
+    struct mrt_exec *exec;
+} mrt_child_exec;
+
 typedef struct mrt_exec {
     mrt_session *session;
     const mrt_model *model;
@@ -64,6 +72,10 @@ typedef struct mrt_exec {
     mrt_value **ctx_out;
     mrt_value *ctx_in_copy;
     int ctx_cap_in, ctx_cap_out;
+    /* the execs of subgraphs and function bodies its nodes ran: a Loop's next iteration, or the next run, reuses
+       their plans; dropped with this exec's plan, since the constants they folded may change with it */
+    mrt_child_exec *children;
+    int n_children, cap_children;
     /* statistics of the last plan */
     int nodes_before, nodes_after, inplace_count;
     size_t naive_bytes, lower_bound_bytes;

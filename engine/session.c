@@ -48,6 +48,8 @@ static void release_run_values(mrt_exec *e)
 
 static void release_plan(mrt_exec *e)
 {
+    for (int i = 0; i < e->n_children; i++) mrt_exec_free(e->children[i].exec);
+    e->n_children = 0;
     for (int i = 0; i < e->graph->n_values; i++) release_value(e, i);
     memset(e->state, 0, (size_t)e->graph->n_values);
     for (int i = 0; i < e->n_steps; i++) {
@@ -111,6 +113,7 @@ void mrt_exec_free(mrt_exec *e)
     free(e->alloc);
     free(e->order);
     free(e->sig);
+    free(e->children);
     free(e);
 }
 
@@ -315,7 +318,7 @@ static mrt_status resolve(mrt_exec *e, const mrt_node *nd, mrt_step *step)
         return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): has %d outputs, expected %d to %d", nd->name,
                         nd->op_type, nd->n_outputs, d->min_outputs, d->max_outputs);
     /* "" marks an omitted optional argument; the first min_* ones are required, and kernels rely on them */
-    for (int i = 0; i < d->min_inputs && i < nd->n_inputs; i++)
+    for (int i = 0; i < d->min_inputs && i < nd->n_inputs && !(d->flags & MRT_OPDEF_OPTIONAL_LEADING); i++)
         if (nd->inputs[i] < 0)
             return mrt_fail(MRT_STATUS_INVALID_MODEL, "node '%s' (%s): input %d is required but its name is empty",
                             nd->name, nd->op_type, i);
@@ -922,6 +925,38 @@ mrt_status mrt_op_run_subgraph(mrt_op_ctx *ctx, const mrt_graph *body, int n_inp
     return mrt_exec_call(ctx, body, NULL, n_inputs, inputs, n_outputs, outputs);
 }
 
+/* The exec that runs `body` for ctx's node: the one kept from an earlier call (a Loop iteration, an earlier run), or
+   a new one. The key includes the calling node: one function called by two nodes gets two execs. */
+static mrt_status child_exec(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_function *f, mrt_exec **out, int *slot)
+{
+    mrt_exec *parent = ctx->exec;
+    for (int i = 0; i < parent->n_children; i++) {
+        const mrt_child_exec *c = &parent->children[i];
+        if (c->body == body && c->function == f && c->caller == ctx->node) {
+            *out = c->exec;
+            *slot = i;
+            return MRT_STATUS_OK;
+        }
+    }
+    if (parent->n_children == parent->cap_children) {
+        int cap = parent->cap_children ? 2 * parent->cap_children : 4;
+        mrt_child_exec *grown = realloc(parent->children, (size_t)cap * sizeof *grown);
+        if (!grown) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (subgraph exec)");
+        parent->children = grown;
+        parent->cap_children = cap;
+    }
+    mrt_exec *child;
+    /* a function body sees no enclosing scope: only its inputs */
+    MRT_TRY(mrt_exec_new(parent->session, body, f ? NULL : parent, &child));
+    child->depth = parent->depth + 1;
+    child->caller = f ? ctx->node : NULL;
+    child->function = f;
+    *slot = parent->n_children;
+    parent->children[parent->n_children++] = (mrt_child_exec){body, f, ctx->node, child};
+    *out = child;
+    return MRT_STATUS_OK;
+}
+
 mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_function *f, int n_inputs,
                          const mrt_value *inputs, int n_outputs, mrt_value *outputs)
 {
@@ -936,11 +971,8 @@ mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_funct
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, NESTING_LIMIT_MESSAGE " %d (does a function call itself?)",
                            MRT_MAX_CALL_DEPTH);
     mrt_exec *child;
-    /* a function body sees no enclosing scope: only its inputs */
-    MRT_TRY(mrt_exec_new(parent->session, body, f ? NULL : parent, &child));
-    child->depth = parent->depth + 1;
-    child->caller = f ? ctx->node : NULL;
-    child->function = f;
+    int slot;
+    MRT_TRY(child_exec(ctx, body, f, &child, &slot));
     mrt_status st = mrt_exec_run(child, inputs, false);
     for (int i = 0; i < n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
     for (int i = 0; !st && i < n_outputs; i++) {
@@ -964,8 +996,12 @@ mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_funct
         /* name the enclosing node once per level, except for the nesting limit itself (64 identical levels) */
         if (strncmp(mrt_last_error(), "node '", 6) == 0 && !strstr(mrt_last_error(), NESTING_LIMIT_MESSAGE))
             mrt_fail_prefix(st, "in subgraph '%s' of node '%s': ", body->name, ctx->node->name);
+        /* a failed run may leave the child half planned: start afresh next time */
+        mrt_exec_free(child);
+        parent->children[slot] = parent->children[--parent->n_children];
+        return st;
     }
-    mrt_exec_free(child);
+    release_run_values(child); /* the outputs are copied; keep the plan and arena, not this call's values */
     return st;
 }
 

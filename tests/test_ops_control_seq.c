@@ -154,6 +154,93 @@ Test(control, loop_carries_state_and_stacks_scan_outputs)
     mrt_tensor_release(&v0);
 }
 
+/* M or cond may be omitted with an empty name: a while loop (no trip count) and a for loop (no condition). */
+Test(control, loop_with_omitted_trip_count_or_condition)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        bool while_loop = variant == 0;
+        mrt_graph *g = mrt_graph_new("main");
+        mrt_graph_add_input(g, "v0", NULL, NULL);
+        mrt_tensor trip = th_scalar_i64(3), cond = scalar_bool(true);
+        mrt_graph_set_initializer(g, "M", &trip);
+        mrt_graph_set_initializer(g, "cond", &cond);
+        mrt_tensor limit = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){5});
+        mrt_graph_set_initializer(g, "limit", &limit);
+        /* v <- v + 1; continue while v < limit */
+        mrt_graph *body = mrt_graph_new("body");
+        mrt_graph_add_input(body, "i", NULL, NULL);
+        mrt_graph_add_input(body, "c_in", NULL, NULL);
+        mrt_graph_add_input(body, "v_in", NULL, NULL);
+        mrt_tensor one = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){1});
+        mrt_graph_set_initializer(body, "one", &one);
+        node(body, "Add", 2, (const char *[]){"v_in", "one"}, 1, (const char *[]){"v_out"});
+        if (while_loop) {
+            node(body, "Less", 2, (const char *[]){"v_out", "limit"}, 1, (const char *[]){"c_out"});
+            mark_outer(body, "limit");
+        } else {
+            node(body, "Identity", 1, (const char *[]){"c_in"}, 1, (const char *[]){"c_out"});
+        }
+        mrt_graph_add_output(body, "c_out", NULL, NULL);
+        mrt_graph_add_output(body, "v_out", NULL, NULL);
+        const char *ins[3] = {while_loop ? "" : "M", while_loop ? "cond" : "", "v0"};
+        mrt_node *n = node(g, "Loop", 3, ins, 1, (const char *[]){"v_final"});
+        mrt_node_add_attr_graph(n, "body", body);
+        mrt_graph_add_output(g, "v_final", NULL, NULL);
+        mrt_model *m = model_with(g, 16);
+        mrt_tensor v0 = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){0});
+        mrt_value vv = mrt_value_from_tensor(v0);
+        mrt_session *s = run(m, 1, (const char *[]){"v0"}, &vv);
+        double want = while_loop ? 5 : 3;
+        expect_close(out_f32(s, 0, 1), &want, 1, while_loop ? "while loop (no M)" : "for loop (no cond)");
+        mrt_session_free(s);
+        mrt_model_free(m);
+        mrt_tensor_release(&v0); /* the initializers belong to the graphs */
+    }
+}
+
+/* A subgraph's plan is kept between runs, but not across a new plan of its parent: the constant it may fold (here
+   the parent's folded Shape(x)) can change while keeping its shape, and a freed constant's address can be reused
+   by the next one (the address is part of the plan key). */
+Test(control, subgraph_plan_follows_the_outer_constants_across_runs)
+{
+    mrt_graph *g = mrt_graph_new("main");
+    mrt_graph_add_input(g, "cond", NULL, NULL);
+    mrt_graph_add_input(g, "x", NULL, NULL);
+    node(g, "Shape", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+    mrt_graph *then_g = mrt_graph_new("then"), *else_g = mrt_graph_new("else");
+    node(then_g, "Identity", 1, (const char *[]){"s"}, 1, (const char *[]){"t"});
+    mrt_graph_add_output(then_g, "t", NULL, NULL);
+    node(else_g, "Neg", 1, (const char *[]){"s"}, 1, (const char *[]){"e"});
+    mrt_graph_add_output(else_g, "e", NULL, NULL);
+    mark_outer(then_g, "s");
+    mark_outer(else_g, "s");
+    mrt_node *n = node(g, "If", 1, (const char *[]){"cond"}, 1, (const char *[]){"y"});
+    mrt_node_add_attr_graph(n, "then_branch", then_g);
+    mrt_node_add_attr_graph(n, "else_branch", else_g);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    mrt_model *m = model_with(g, 16);
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+    const int64_t shapes[5][2] = {{2, 3}, {4, 5}, {4, 5}, {2, 3}, {7, 1}};
+    for (int run_i = 0; run_i < 5; run_i++) {
+        mrt_tensor x, cond = scalar_bool(run_i != 2);
+        cr_assert_eq(mrt_tensor_alloc(&x, MRT_DTYPE_FLOAT, 2, shapes[run_i]), MRT_STATUS_OK);
+        mrt_value vals[2] = {mrt_value_from_tensor(cond), mrt_value_from_tensor(x)};
+        cr_assert_eq(mrt_session_run(s, 2, (const char *[]){"cond", "x"}, vals), MRT_STATUS_OK, "%s",
+                     mrt_last_error());
+        const mrt_tensor *y = &mrt_session_output(s, 0)->tensor;
+        int64_t sign = run_i != 2 ? 1 : -1;
+        cr_assert_eq(mrt_tensor_numel(y), 2);
+        for (int d = 0; d < 2; d++)
+            cr_assert_eq(((int64_t *)y->data)[d], sign * shapes[run_i][d], "run %d, dim %d: got %lld, expected %lld",
+                         run_i, d, (long long)((int64_t *)y->data)[d], (long long)(sign * shapes[run_i][d]));
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&cond);
+    }
+    mrt_session_free(s);
+    mrt_model_free(m);
+}
+
 /* ------------------------------------------------------------------ Scan */
 
 /* Running sum over axis 0, forward and (scan_input_directions = 1) reversed. */
