@@ -1,7 +1,8 @@
 /* CPU kernels for string ops: StringNormalizer (10; locale is ignored: ASCII case mapping only),
    StringConcat (20), StringSplit (20), RegexFullMatch (20; POSIX extended regex with glibc's \w \W \b, which
    covers common RE2 patterns; RE2-only syntax such as (?i) or \d is refused by the regex compiler with a clear
-   error). */
+   error), TfIdfVectorizer (9; n-gram ids, skips and weights as ONNX Runtime and the ONNX reference read them:
+   unigrams counted once, weights per output column, a repeated pool n-gram takes its last id). */
 #include <ctype.h>
 #include <regex.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "engine/opdef/text.h"
 #include "engine/registry.h"
 
 static const char *str_at(const mrt_tensor *t, int64_t i)
@@ -270,10 +272,134 @@ static mrt_status mrt_cpu_regex_full_match(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ TfIdfVectorizer */
+
+/* The pool's n-grams as a trie whose edges (parent node, item) live in one open-addressing hash table. An item is
+   an integer, or a string held as the index of its first spelling in the pool. */
+typedef struct tfidf_slot {
+    int64_t key;
+    int32_t parent, child; /* child 0: an empty slot (the root, node 0, is nobody's child) */
+} tfidf_slot;
+
+typedef struct tfidf_trie {
+    const mrt_tfidf *p;
+    tfidf_slot *slots;
+    int64_t mask;
+    int64_t *id;           /* per node: 1-based n-gram id, 0 when the path is only a prefix */
+    int32_t n_nodes;
+} tfidf_trie;
+
+static uint64_t hash_string(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t edge_hash(int32_t parent, uint64_t item_hash)
+{
+    uint64_t h = item_hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 31;
+    return h * 0xbf58476d1ce4e5b9ull;
+}
+
+/* The slot of edge (parent, item): the one that holds it, or the empty one where it would go. */
+static tfidf_slot *trie_slot(const tfidf_trie *t, int32_t parent, int64_t int_item, const char *str_item)
+{
+    uint64_t h = edge_hash(parent, t->p->strings ? hash_string(str_item) : (uint64_t)int_item);
+    for (int64_t i = (int64_t)(h & (uint64_t)t->mask);; i = (i + 1) & t->mask) {
+        tfidf_slot *s = &t->slots[i];
+        if (!s->child) return s;
+        if (s->parent != parent) continue;
+        if (t->p->strings ? strcmp(t->p->pool_strings[s->key] ? t->p->pool_strings[s->key] : "", str_item) == 0
+                          : s->key == int_item)
+            return s;
+    }
+}
+
+static void trie_build(tfidf_trie *t)
+{
+    const mrt_tfidf *p = t->p;
+    int64_t id = 1; /* ids run over every n-gram of the pool, also the sizes outside [min, max] */
+    for (int64_t g = 0; g < p->n_groups; g++) {
+        int64_t n = g + 1, start = p->ngram_counts[g];
+        int64_t end = g + 1 < p->n_groups ? p->ngram_counts[g + 1] : p->pool_len;
+        if (n < p->min_gram || n > p->max_gram) {
+            id += (end - start) / n;
+            continue;
+        }
+        for (int64_t at = start; at < end; at += n, id++) {
+            int32_t node = 0;
+            for (int64_t k = 0; k < n; k++) {
+                const char *s = p->strings ? (p->pool_strings[at + k] ? p->pool_strings[at + k] : "") : NULL;
+                tfidf_slot *slot = trie_slot(t, node, p->strings ? 0 : p->pool_ints[at + k], s);
+                if (!slot->child) {
+                    slot->key = p->strings ? at + k : p->pool_ints[at + k];
+                    slot->parent = node;
+                    slot->child = ++t->n_nodes;
+                    t->id[slot->child] = 0;
+                }
+                node = slot->child;
+            }
+            t->id[node] = id;
+        }
+    }
+}
+
+static int32_t trie_step(const tfidf_trie *t, int32_t node, const mrt_tensor *x, int64_t at)
+{
+    const tfidf_slot *s;
+    if (x->dtype == MRT_DTYPE_STRING) s = trie_slot(t, node, 0, str_at(x, at));
+    else s = trie_slot(t, node, x->dtype == MRT_DTYPE_INT32 ? ((const int32_t *)x->data)[at] : ((const int64_t *)x->data)[at], NULL);
+    return s->child;
+}
+
+static mrt_status mrt_cpu_tfidf_vectorizer(mrt_op_ctx *ctx)
+{
+    mrt_tfidf p;
+    MRT_TRY(mrt_tfidf_read(ctx, &p));
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    uint8_t *ws = mrt_workspace(ctx, mrt_tfidf_workspace_bytes(&p)); /* requested by infer */
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+    int64_t n_slots = mrt_tfidf_table_slots(&p);
+    tfidf_trie t = {&p, (tfidf_slot *)ws, n_slots - 1, (int64_t *)(ws + n_slots * 16), 0};
+    int64_t *count = t.id + p.pool_len + 1;
+    memset(t.slots, 0, (size_t)n_slots * sizeof *t.slots);
+    t.id[0] = 0;
+    trie_build(&t);
+    float *out = y->data;
+    for (int64_t r = 0; r < p.rows; r++) {
+        memset(count, 0, (size_t)p.out_size * sizeof *count);
+        int64_t row = r * p.cols, min_size = p.min_gram;
+        for (int64_t skip = 1; skip <= p.max_skip + 1; skip++) {
+            for (int64_t start = 0; start + skip * (min_size - 1) < p.cols; start++) {
+                int32_t node = 0;
+                for (int64_t size = 1, at = start; size <= p.max_gram && at < p.cols; size++, at += skip) {
+                    node = trie_step(&t, node, x, row + at);
+                    if (!node) break;
+                    if (size >= min_size && t.id[node]) count[p.ngram_indexes[t.id[node] - 1]]++;
+                }
+            }
+            /* a unigram does not depend on the skip: count it in the first pass only */
+            if (min_size == 1 && ++min_size > p.max_gram) break;
+        }
+        for (int64_t c = 0; c < p.out_size; c++) {
+            double w = p.weights ? p.weights[c] : 1.0, v;
+            if (p.mode == MRT_TFIDF_TF) v = (double)count[c];
+            else if (p.mode == MRT_TFIDF_IDF) v = count[c] > 0 ? w : 0.0;
+            else v = w * (double)count[c];
+            out[r * p.out_size + c] = (float)v;
+        }
+    }
+    return MRT_STATUS_OK;
+}
+
 const mrt_kernel mrt_cpu_kernels_text[] = {
     {"", "StringNormalizer", 10, mrt_cpu_string_normalizer, NULL},
     {"", "StringConcat", 20, mrt_cpu_string_concat, NULL},
     {"", "StringSplit", 20, mrt_cpu_string_split, NULL},
     {"", "RegexFullMatch", 20, mrt_cpu_regex_full_match, NULL},
+    {"", "TfIdfVectorizer", 9, mrt_cpu_tfidf_vectorizer, NULL},
     {0},
 };
