@@ -139,6 +139,42 @@ void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes)
     return p;
 }
 
+/* Bytes of the carved buffers, or false when the total overflows. */
+static bool parts_bytes(int n, const int64_t *counts, size_t elem_bytes, size_t *total)
+{
+    *total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t c = counts[i] > 0 ? (size_t)counts[i] : 0;
+        if (elem_bytes && c > (SIZE_MAX / 4 - *total) / elem_bytes) return false;
+        *total += (c * elem_bytes + 63) & ~(size_t)63;
+    }
+    return true;
+}
+
+mrt_status mrt_workspace_request_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes)
+{
+    size_t total;
+    if (!parts_bytes(n, counts, elem_bytes, &total))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the kernel's workspace size overflows");
+    mrt_workspace_request(ctx, total);
+    return MRT_STATUS_OK;
+}
+
+void *mrt_workspace_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes, void **parts)
+{
+    size_t total;
+    if (!parts_bytes(n, counts, elem_bytes, &total)) {
+        mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the kernel's workspace size overflows");
+        return NULL;
+    }
+    char *base = mrt_workspace(ctx, total);
+    for (size_t i = 0, at = 0; base && i < (size_t)n; i++) {
+        parts[i] = base + at;
+        at += ((counts[i] > 0 ? (size_t)counts[i] : 0) * elem_bytes + 63) & ~(size_t)63;
+    }
+    return base;
+}
+
 /* ------------------------------------------------------------------ attributes */
 
 /* Remember the first attribute read with the wrong type (see mrt_attr_mismatch). */

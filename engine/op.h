@@ -90,6 +90,12 @@ void mrt_workspace_request(mrt_op_ctx *ctx, size_t bytes);
    mrt_op_fail already set) only when the memory can't be had. */
 void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes);
 
+/* One workspace carved into n buffers of counts[i] elements of elem_bytes each, every buffer 64-byte aligned (a
+   count of 0 gives an empty buffer). Infer requests it (failing, naming the op, when the size overflows); run
+   fetches it and gets the buffers' addresses in parts[] (NULL, status set, when the memory can't be had). */
+mrt_status mrt_workspace_request_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes);
+void *mrt_workspace_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes, void **parts);
+
 /* ---- attributes (by name; defaults when absent). An attribute of another type also gives the default, and
    the engine then fails the node naming the attribute and both types. Accepted conversions: an int where a
    float is asked for, an int where ints are asked for (a one-element list). */

@@ -125,19 +125,6 @@ static bool is_pointwise(const mrt_window *w)
     return true;
 }
 
-/* Workspace of n elements of size es, with an overflow check; NULL + status on failure. */
-static void *workspace(const mrt_op_ctx *ctx, int64_t n, size_t es, mrt_status *st)
-{
-    *st = MRT_STATUS_OK;
-    if (n < 0 || (uint64_t)n > (uint64_t)(SIZE_MAX / 2) / es) {
-        *st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "workspace of %lld elements is too large", (long long)n);
-        return NULL;
-    }
-    void *p = malloc((size_t)(n > 0 ? n : 1) * es);
-    if (!p) *st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (%lld-element workspace)", (long long)n);
-    return p;
-}
-
 /* ------------------------------------------------------------------ Conv */
 
 #define CONV_FLOAT(T, SUF, GEMM)                                                                                   \
@@ -312,20 +299,14 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
     const mrt_window *win = &p.win;
     int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);
     int64_t cg = p.c / p.group, mg = p.m / p.group, ck = cg * p.kernel_numel;
-    if (out_numel > 0 && ck > INT64_MAX / out_numel)
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "im2col workspace size overflows");
     int32_t xzp = xz ? ld8(xz->dtype, xz->data, 0) : 0;
     bool wz_per_channel = wz && mrt_tensor_numel(wz) > 1;
-    mrt_status st;
-    int64_t nx = mrt_tensor_numel(x), nw = mrt_tensor_numel(w);
-    int32_t *sx = workspace(ctx, nx, sizeof(int32_t), &st);
-    int32_t *sw = sx ? workspace(ctx, nw, sizeof(int32_t), &st) : NULL;
-    int32_t *col = sw ? workspace(ctx, ck * out_numel, sizeof(int32_t), &st) : NULL;
-    if (!col) {
-        free(sx);
-        free(sw);
-        return st;
-    }
+    int64_t counts[3], nx = mrt_tensor_numel(x);
+    if (!mrt_convinteger_workspace_counts(&p, ctx, counts))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the im2col workspace size overflows");
+    int32_t *part[3]; /* requested by infer */
+    if (!mrt_workspace_parts(ctx, 3, counts, sizeof(int32_t), (void **)part)) return MRT_STATUS_OUT_OF_MEMORY;
+    int32_t *sx = part[0], *sw = part[1], *col = part[2];
     for (int64_t i = 0; i < nx; i++) sx[i] = ld8(x->dtype, x->data, i) - xzp;
     for (int64_t m = 0; m < p.m; m++) {
         int32_t z = wz ? ld8(wz->dtype, wz->data, wz_per_channel ? m : 0) : 0;
@@ -347,9 +328,6 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
                 }
             }
         }
-    free(sx);
-    free(sw);
-    free(col);
     return MRT_STATUS_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/opdef/movement.h"
 #include "engine/registry.h"
 #include "ops_cpu/movement.h"
 
@@ -42,21 +43,16 @@ static mrt_status mrt_cpu_gather(mrt_op_ctx *ctx)
     int64_t outer = 1, inner = 1, dim = x->shape[axis], n = mrt_tensor_numel(idx);
     for (int d = 0; d < axis; d++) outer *= x->shape[d];
     for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
-    int64_t *ix = malloc((size_t)(n ? n : 1) * sizeof *ix);
-    if (!ix) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int64_t *ix = mrt_workspace(ctx, mrt_index_table_bytes(idx)); /* requested by infer */
+    if (!ix) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t j = 0; j < n; j++) {
         ix[j] = load_index(idx, j);
-        mrt_status st = fix_index(ctx, &ix[j], dim, j, axis);
-        if (st) {
-            free(ix);
-            return st;
-        }
+        MRT_TRY(fix_index(ctx, &ix[j], dim, j, axis));
     }
     mrt_mover m = mrt_mover_of(x->dtype);
     for (int64_t o = 0; inner && o < outer; o++)
         for (int64_t j = 0; j < n; j++)
             mrt_mover_copy(&m, y->data, (o * n + j) * inner, x->data, (o * dim + ix[j]) * inner, inner);
-    free(ix);
     return mrt_mover_status(&m, ctx);
 }
 
@@ -133,20 +129,16 @@ static void reduce_into(mrt_mover *m, red_kind r, void *y, int64_t yo, const voi
 
 /* Shared walk of GatherElements and ScatterElements: for every element of `idx` (row-major), the offset in a
    tensor of shape `shape` where the axis coordinate is replaced by the index. */
-static mrt_status element_offsets(const mrt_op_ctx *ctx, const mrt_tensor *idx, int rank, const int64_t *shape,
+static mrt_status element_offsets(mrt_op_ctx *ctx, const mrt_tensor *idx, int rank, const int64_t *shape,
                                   int axis, int64_t **out)
 {
     int64_t n = mrt_tensor_numel(idx), st[MRT_MAX_RANK], c[MRT_MAX_RANK] = {0}, base = 0;
-    int64_t *off = malloc((size_t)(n ? n : 1) * sizeof *off);
-    if (!off) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int64_t *off = mrt_workspace(ctx, mrt_index_table_bytes(idx)); /* requested by infer */
+    if (!off) return MRT_STATUS_OUT_OF_MEMORY;
     mrt_shape_strides(rank, shape, st);
     for (int64_t i = 0; i < n; i++) {
         int64_t v = load_index(idx, i);
-        mrt_status s = fix_index(ctx, &v, shape[axis], i, axis);
-        if (s) {
-            free(off);
-            return s;
-        }
+        MRT_TRY(fix_index(ctx, &v, shape[axis], i, axis));
         off[i] = base + v * st[axis];
         for (int d = rank - 1; d >= 0; d--) {
             if (d != axis) base += st[d];
@@ -167,7 +159,6 @@ static mrt_status mrt_cpu_gather_elements(mrt_op_ctx *ctx)
     MRT_TRY(element_offsets(ctx, idx, x->rank, x->shape, norm_axis(ctx, x->rank, 0), &off));
     mrt_mover m = mrt_mover_of(x->dtype);
     for (int64_t i = 0; i < n; i++) mrt_mover_copy(&m, y->data, i, x->data, off[i], 1);
-    free(off);
     return mrt_mover_status(&m, ctx);
 }
 
@@ -181,7 +172,6 @@ static mrt_status mrt_cpu_scatter_elements(mrt_op_ctx *ctx)
     mrt_mover m = mrt_mover_of(x->dtype);
     red_kind r = reduction_of(ctx);
     for (int64_t i = 0; i < n; i++) reduce_into(&m, r, y->data, off[i], upd->data, i, 1);
-    free(off);
     return mrt_mover_status(&m, ctx);
 }
 
@@ -189,7 +179,7 @@ static mrt_status mrt_cpu_scatter_elements(mrt_op_ctx *ctx)
 
 /* Offsets (in elements of data) of the slices addressed by the index tuples in the last dim of idx, the first
    b dims of idx and data being batch dims. */
-static mrt_status nd_offsets(const mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *idx, int b,
+static mrt_status nd_offsets(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *idx, int b,
                              int64_t **out, int64_t *n_tuples, int64_t *slice)
 {
     int64_t m = idx->shape[idx->rank - 1], batch = 1, per_batch = 1, st[MRT_MAX_RANK];
@@ -198,17 +188,13 @@ static mrt_status nd_offsets(const mrt_op_ctx *ctx, const mrt_tensor *x, const m
     mrt_shape_strides(x->rank, x->shape, st);
     *slice = b + m < x->rank ? st[b + m - 1] : 1;
     int64_t batch_stride = b > 0 ? st[b - 1] : 0, nt = batch * per_batch;
-    int64_t *off = malloc((size_t)(nt ? nt : 1) * sizeof *off);
-    if (!off) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int64_t *off = mrt_workspace(ctx, mrt_index_table_bytes(idx)); /* requested by infer; nt <= numel(idx) */
+    if (!off) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t t = 0; t < nt; t++) {
         int64_t o = (t / (per_batch ? per_batch : 1)) * batch_stride;
         for (int64_t k = 0; k < m; k++) {
             int64_t v = load_index(idx, t * m + k);
-            mrt_status s = fix_index(ctx, &v, x->shape[b + k], t * m + k, (int)(b + k));
-            if (s) {
-                free(off);
-                return s;
-            }
+            MRT_TRY(fix_index(ctx, &v, x->shape[b + k], t * m + k, (int)(b + k)));
             o += v * st[b + k];
         }
         off[t] = o;
@@ -227,7 +213,6 @@ static mrt_status mrt_cpu_gather_nd(mrt_op_ctx *ctx)
     MRT_TRY(nd_offsets(ctx, x, idx, b, &off, &nt, &slice));
     mrt_mover m = mrt_mover_of(x->dtype);
     for (int64_t t = 0; t < nt; t++) mrt_mover_copy(&m, y->data, t * slice, x->data, off[t], slice);
-    free(off);
     return mrt_mover_status(&m, ctx);
 }
 
@@ -241,7 +226,6 @@ static mrt_status mrt_cpu_scatter_nd(mrt_op_ctx *ctx)
     mrt_mover m = mrt_mover_of(x->dtype);
     red_kind r = reduction_of(ctx);
     for (int64_t t = 0; t < nt; t++) reduce_into(&m, r, y->data, off[t], upd->data, t * slice, slice);
-    free(off);
     return mrt_mover_status(&m, ctx);
 }
 

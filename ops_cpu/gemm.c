@@ -96,18 +96,15 @@ static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
     case MRT_DTYPE_UINT64: gemm_u64(&g, a->data, b->data, cd, y->data); break;
     case MRT_DTYPE_FLOAT16:
     case MRT_DTYPE_BFLOAT16: {
-        float *fa = mrt_lin_widen(a), *fb = mrt_lin_widen(b), *fc = c ? mrt_lin_widen(c) : NULL;
-        float *fy = malloc((size_t)(g.m * g.n > 0 ? g.m * g.n : 1) * sizeof(float));
-        bool ok = fa && fb && fy && (!c || fc);
-        if (ok) {
-            gemm_f32(&g, fa, fb, fc, fy);
-            mrt_lin_narrow(y, fy);
-        }
-        free(fa);
-        free(fb);
-        free(fc);
-        free(fy);
-        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        /* float copies of A, B, C and Y, requested by infer */
+        int64_t counts[4] = {mrt_tensor_numel(a), mrt_tensor_numel(b), c ? mrt_tensor_numel(c) : 0, g.m * g.n};
+        float *f[4];
+        if (!mrt_workspace_parts(ctx, 4, counts, sizeof(float), (void **)f)) return MRT_STATUS_OUT_OF_MEMORY;
+        mrt_lin_widen_into(a, f[0]);
+        mrt_lin_widen_into(b, f[1]);
+        if (c) mrt_lin_widen_into(c, f[2]);
+        gemm_f32(&g, f[0], f[1], c ? f[2] : NULL, f[3]);
+        mrt_lin_narrow(y, f[3]);
         break;
     }
     default:
@@ -207,18 +204,14 @@ static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
     case MRT_DTYPE_UINT64: matmul_u64(&d, a->data, b->data, y->data); break;
     case MRT_DTYPE_FLOAT16:
     case MRT_DTYPE_BFLOAT16: {
-        int64_t ny = mrt_tensor_numel(y);
-        float *fa = mrt_lin_widen(a), *fb = mrt_lin_widen(b);
-        float *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
-        bool ok = fa && fb && fy;
-        if (ok) {
-            matmul_f32(&d, fa, fb, fy);
-            mrt_lin_narrow(y, fy);
-        }
-        free(fa);
-        free(fb);
-        free(fy);
-        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        /* float copies of A, B and Y, requested by infer */
+        int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), mrt_tensor_numel(y)};
+        float *f[3];
+        if (!mrt_workspace_parts(ctx, 3, counts, sizeof(float), (void **)f)) return MRT_STATUS_OUT_OF_MEMORY;
+        mrt_lin_widen_into(a, f[0]);
+        mrt_lin_widen_into(b, f[1]);
+        matmul_f32(&d, f[0], f[1], f[2]);
+        mrt_lin_narrow(y, f[2]);
         break;
     }
     default:
@@ -271,15 +264,10 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
     int64_t nb = batch_count(&d), m = d.m, n = d.n, k = d.k;
     /* widen the operands once so the inner loop is plain int32 arithmetic */
     int64_t na = mrt_tensor_numel(a), nbel = mrt_tensor_numel(b);
-    int32_t *wa = malloc((size_t)(na > 0 ? na : 1) * sizeof(int32_t));
-    int32_t *wb = malloc((size_t)(nbel > 0 ? nbel : 1) * sizeof(int32_t));
-    int32_t *zcol = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
-    if (!wa || !wb || !zcol) {
-        free(wa);
-        free(wb);
-        free(zcol);
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (widened operands)");
-    }
+    int64_t counts[3] = {na, nbel, n}; /* requested by infer */
+    int32_t *part[3];
+    if (!mrt_workspace_parts(ctx, 3, counts, sizeof(int32_t), (void **)part)) return MRT_STATUS_OUT_OF_MEMORY;
+    int32_t *wa = part[0], *wb = part[1], *zcol = part[2];
     for (int64_t i = 0; i < na; i++) wa[i] = ld8(a->dtype, a->data, i);
     for (int64_t i = 0; i < nbel; i++) wb[i] = ld8(b->dtype, b->data, i);
     int32_t *yd = y->data;
@@ -298,9 +286,6 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
             }
         }
     }
-    free(wa);
-    free(wb);
-    free(zcol);
     return MRT_STATUS_OK;
 }
 

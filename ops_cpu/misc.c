@@ -23,6 +23,7 @@ typedef struct einsum_nest {
     int label[MRT_EINSUM_MAX_LABELS];
     int64_t strides[MRT_EINSUM_MAX_INPUTS][MRT_EINSUM_MAX_LABELS];
 } einsum_nest;
+_Static_assert(sizeof(einsum_nest) <= MRT_EINSUM_NEST_BYTES, "MRT_EINSUM_NEST_BYTES (engine/opdef/einsum.h) is too small");
 
 static void einsum_nest_init(const mrt_op_ctx *ctx, const mrt_einsum *e, einsum_nest *n)
 {
@@ -58,37 +59,28 @@ static void einsum_nest_init(const mrt_op_ctx *ctx, const mrt_einsum *e, einsum_
 /* Inputs as one computation type: double for float types, int64 for integers (wrapping like uint64). */
 typedef struct einsum_data {
     const void *p[MRT_EINSUM_MAX_INPUTS];
-    void *owned[MRT_EINSUM_MAX_INPUTS];
 } einsum_data;
 
-static void einsum_data_free(einsum_data *d, int n)
-{
-    for (int k = 0; k < n; k++) free(d->owned[k]);
-}
-
-static mrt_status einsum_data_init(mrt_op_ctx *ctx, int n_in, bool fl, einsum_data *d)
+/* The inputs as double (float output) or int64 (integer output): the tensors themselves when they already are,
+   else copies carved from `ws` (the workspace after the loop nest). */
+static void einsum_data_init(mrt_op_ctx *ctx, int n_in, bool fl, uint8_t *ws, einsum_data *d)
 {
     memset(d, 0, sizeof *d);
     for (int k = 0; k < n_in; k++) {
         const mrt_tensor *x = mrt_input(ctx, k);
+        int64_t cnt = mrt_tensor_numel(x);
+        void *copy = ws;
+        ws += mrt_einsum_round((size_t)cnt * 8);
         if (x->dtype == (fl ? MRT_DTYPE_DOUBLE : MRT_DTYPE_INT64)) {
             d->p[k] = x->data;
             continue;
         }
-        int64_t cnt = mrt_tensor_numel(x);
-        d->owned[k] = malloc((size_t)(cnt > 0 ? cnt : 1) * 8);
-        if (!d->owned[k]) {
-            einsum_data_free(d, k);
-            return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %lld-element copy of input %d)",
-                               (long long)cnt, k);
-        }
         for (int64_t i = 0; i < cnt; i++) {
-            if (fl) ((double *)d->owned[k])[i] = mrt_load_f64(x->dtype, x->data, i);
-            else ((int64_t *)d->owned[k])[i] = mrt_load_i64(x->dtype, x->data, i);
+            if (fl) ((double *)copy)[i] = mrt_load_f64(x->dtype, x->data, i);
+            else ((int64_t *)copy)[i] = mrt_load_i64(x->dtype, x->data, i);
         }
-        d->p[k] = d->owned[k];
+        d->p[k] = copy;
     }
-    return MRT_STATUS_OK;
 }
 
 /* One output element: sum over the summed labels of the product of the inputs at base[k] + inner offsets. */
@@ -117,12 +109,12 @@ static mrt_status einsum_data_init(mrt_op_ctx *ctx, int n_in, bool fl, einsum_da
 EINSUM_SUM(einsum_sum_f64, double, double, EINSUM_MUL_F)
 EINSUM_SUM(einsum_sum_u64, uint64_t, uint64_t, EINSUM_MUL_U)
 
-static mrt_status einsum_generic(mrt_op_ctx *ctx, const mrt_einsum *e, const einsum_nest *n)
+static mrt_status einsum_generic(mrt_op_ctx *ctx, const mrt_einsum *e, const einsum_nest *n, uint8_t *ws)
 {
     mrt_tensor *y = mrt_output(ctx, 0);
     bool fl = mrt_dtype_is_float(y->dtype);
     einsum_data d;
-    MRT_TRY(einsum_data_init(ctx, e->n_inputs, fl, &d));
+    einsum_data_init(ctx, e->n_inputs, fl, ws, &d);
     int64_t count = 1, total = mrt_tensor_numel(y), idx[MRT_MAX_RANK] = {0}, base[MRT_EINSUM_MAX_INPUTS] = {0};
     for (int j = n->n_out; j < n->n_out + n->n_sum; j++) count *= n->size[j];
     for (int64_t o = 0; o < total; o++) {
@@ -135,7 +127,6 @@ static mrt_status einsum_generic(mrt_op_ctx *ctx, const mrt_einsum *e, const ein
             idx[j] = 0;
         }
     }
-    einsum_data_free(&d, e->n_inputs);
     return MRT_STATUS_OK;
 }
 
@@ -159,7 +150,7 @@ static void gather(void *dst, const void *src, size_t esz, int rank, const int64
 /* Two float/double inputs whose labels are each batch (A, B, out), M (A, out), N (B, out) or K (A, B): pack A to
    [batch, M, K] and B to [batch, K, N], one GEMM per batch, then scatter into the output's order. Returns false
    (nothing done) when the equation doesn't have that form. */
-static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, mrt_status *st)
+static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, uint8_t *ws, mrt_status *st)
 {
     mrt_tensor *y = mrt_output(ctx, 0);
     if (e->n_inputs != 2 || (y->dtype != MRT_DTYPE_FLOAT && y->dtype != MRT_DTYPE_DOUBLE)) return false;
@@ -188,16 +179,11 @@ static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, mrt_status *st
     for (int g = 0; g < 4; g++)
         for (int i = 0; i < ng[g]; i++) ext[g] *= e->size[grp[g][i]];
     int64_t nb = ext[0], m = ext[1], nn = ext[2], kk = ext[3];
+    /* no diagonal and no broadcast: A, B and C hold exactly as many elements as X0, X1 and Y (the workspace's
+       GEMM layout, mrt_einsum_workspace_bytes) */
     size_t esz = y->dtype == MRT_DTYPE_FLOAT ? 4 : 8;
-    void *a = malloc((size_t)(nb * m * kk + 1) * esz), *b = malloc((size_t)(nb * kk * nn + 1) * esz),
-         *c = malloc((size_t)(nb * m * nn + 1) * esz);
-    if (!a || !b || !c) {
-        free(a);
-        free(b);
-        free(c);
-        *st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (Einsum GEMM packing)");
-        return true;
-    }
+    void *a = ws, *b = ws + mrt_einsum_round((size_t)(nb * m * kk) * esz);
+    void *c = (uint8_t *)b + mrt_einsum_round((size_t)(nb * kk * nn) * esz);
     /* pack: A as [batch..., M..., K...], B as [batch..., K..., N...] */
     static const int order[2][3] = {{0, 1, 3}, {0, 3, 2}};
     for (int k = 0; k < 2; k++) {
@@ -233,9 +219,6 @@ static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, mrt_status *st
     for (int i = 0; i < r; i++) stride_of[lab[i]] = cst[i];
     for (int i = 0; i < e->out_rank; i++) out_strides[i] = stride_of[e->out_label[i]];
     gather(y->data, c, esz, e->out_rank, e->out_shape, out_strides);
-    free(a);
-    free(b);
-    free(c);
     *st = MRT_STATUS_OK;
     return true;
 }
@@ -248,14 +231,13 @@ static mrt_status mrt_cpu_einsum(mrt_op_ctx *ctx)
     if (mrt_tensor_numel(y) == 0) return MRT_STATUS_OK;
     for (int l = 0; l < e.n_labels; l++)
         if (e.size[l] == 0) return MRT_STATUS_OK; /* an empty sum: the zero-filled output is the answer */
+    uint8_t *ws = mrt_workspace(ctx, mrt_einsum_workspace_bytes(ctx, &e, y->dtype)); /* requested by infer */
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     mrt_status st;
-    if (einsum_try_gemm(ctx, &e, &st)) return st;
-    einsum_nest *n = malloc(sizeof *n);
-    if (!n) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (einsum_try_gemm(ctx, &e, ws, &st)) return st;
+    einsum_nest *n = (einsum_nest *)ws;
     einsum_nest_init(ctx, &e, n);
-    st = einsum_generic(ctx, &e, n);
-    free(n);
-    return st;
+    return einsum_generic(ctx, &e, n, ws + MRT_EINSUM_NEST_BYTES);
 }
 
 /* ---- Det */

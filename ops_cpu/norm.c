@@ -11,15 +11,11 @@
 #include "ops_cpu/reduce.h"
 #include "ops_cpu/simd.h"
 
-#define CHUNK 512
+#define CHUNK MRT_LRN_CHUNK
 
-static mrt_status oom(const mrt_op_ctx *ctx, int64_t n)
-{
-    return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory for %lld doubles", (long long)n);
-}
-
-/* malloc for n doubles (at least one, so an empty tensor never asks for malloc(0)). */
-static double *dalloc(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(double)); }
+/* n doubles of the workspace infer requested (mrt_norm_scratch_doubles); NULL with the op failed when the memory
+   can't be had. */
+static double *scratch(mrt_op_ctx *ctx, int64_t n) { return mrt_workspace(ctx, (size_t)(n > 0 ? n : 0) * sizeof(double)); }
 
 static void load_all(const mrt_tensor *t, double *dst)
 {
@@ -33,8 +29,8 @@ static mrt_status moments(mrt_dtype dt, int rank, const int64_t *shape, const vo
     int64_t count = 1;
     for (int a = 0; a < rank; a++)
         if (red[a]) count *= shape[a];
-    MRT_TRY(mrt_cpu_reduce_f64(dt, rank, shape, data, red, MRT_REDUCE_MEAN, NULL, mean));
-    MRT_TRY(mrt_cpu_reduce_f64(dt, rank, shape, data, red, MRT_REDUCE_SUMSQ, mean, var));
+    MRT_TRY(mrt_cpu_reduce_f64(dt, rank, shape, data, red, MRT_REDUCE_MEAN, NULL, mean, NULL));
+    MRT_TRY(mrt_cpu_reduce_f64(dt, rank, shape, data, red, MRT_REDUCE_SUMSQ, mean, var, NULL));
     for (int64_t o = 0; o < n_out; o++) var[o] /= (double)count;
     return MRT_STATUS_OK;
 }
@@ -115,8 +111,8 @@ static mrt_status group_norm(mrt_op_ctx *ctx, int64_t groups, bool per_group)
     int64_t n = x->shape[0], c = x->shape[1], s = 1, cpg = c / groups;
     for (int a = 2; a < x->rank; a++) s *= x->shape[a];
     int64_t ng = n * groups, nc = n * c, np = per_group ? groups : c;
-    double *buf = dalloc(2 * ng + 2 * nc + 2 * np);
-    if (!buf) return oom(ctx, 2 * ng + 2 * nc + 2 * np);
+    double *buf = scratch(ctx, 2 * ng + 2 * nc + 2 * np);
+    if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
     double *mean = buf, *var = mean + ng, *A = var + ng, *B = A + nc, *scale = B + nc, *bias = scale + np;
     load_all(mrt_input(ctx, 1), scale);
     load_all(mrt_input(ctx, 2), bias);
@@ -135,7 +131,6 @@ static mrt_status group_norm(mrt_op_ctx *ctx, int64_t groups, bool per_group)
         int64_t view[3] = {n, c, s};
         mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
     }
-    free(buf);
     return st;
 }
 
@@ -204,7 +199,7 @@ static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
     mrt_status st = MRT_STATUS_OK;
     double *mean = stats, *inv = stats ? stats + outer : NULL;
     if (!st && rms) {
-        st = mrt_cpu_reduce_f64(x->dtype, 2, view, x->data, red, MRT_REDUCE_SUMSQ, NULL, inv);
+        st = mrt_cpu_reduce_f64(x->dtype, 2, view, x->data, red, MRT_REDUCE_SUMSQ, NULL, inv, NULL);
         for (int64_t r = 0; !st && r < outer; r++) {
             mean[r] = 0;
             inv[r] = 1.0 / sqrt(inv[r] / (double)M + eps);
@@ -249,11 +244,11 @@ static mrt_status mrt_cpu_lpnorm(mrt_op_ctx *ctx)
         if (a != axis) on *= x->shape[a];
     }
     if (mrt_tensor_numel(x) == 0) return MRT_STATUS_OK;
-    double *A = dalloc(2 * on);
-    if (!A) return oom(ctx, 2 * on);
+    double *A = scratch(ctx, 2 * on);
+    if (!A) return MRT_STATUS_OUT_OF_MEMORY;
     double *B = A + on;
     mrt_reduce_kind kind = mrt_attr_int(ctx, "p", 2) == 1 ? MRT_REDUCE_L1 : MRT_REDUCE_L2;
-    mrt_status st = mrt_cpu_reduce_f64(x->dtype, x->rank, x->shape, x->data, red, kind, NULL, A);
+    mrt_status st = mrt_cpu_reduce_f64(x->dtype, x->rank, x->shape, x->data, red, kind, NULL, A, NULL);
     if (!st) {
         /* a zero norm gives zeros (the spec's rule), not 0/0 */
         for (int64_t o = 0; o < on; o++) {
@@ -262,7 +257,6 @@ static mrt_status mrt_cpu_lpnorm(mrt_op_ctx *ctx)
         }
         mrt_cpu_affine_f64(x->dtype, x->rank, x->shape, x->data, red, A, B, y->dtype, y->data);
     }
-    free(A);
     return st;
 }
 
@@ -287,8 +281,8 @@ static mrt_status mrt_cpu_mvn(mrt_op_ctx *ctx)
     int64_t on = 1;
     for (int a = 0; a < x->rank; a++)
         if (!red[a]) on *= x->shape[a];
-    double *mean = dalloc(2 * on);
-    if (!mean) return oom(ctx, 2 * on);
+    double *mean = scratch(ctx, 2 * on);
+    if (!mean) return MRT_STATUS_OUT_OF_MEMORY;
     double *var = mean + on;
     mrt_status st = moments(x->dtype, x->rank, x->shape, x->data, red, mean, var, on);
     if (!st) {
@@ -299,7 +293,6 @@ static mrt_status mrt_cpu_mvn(mrt_op_ctx *ctx)
         }
         mrt_cpu_affine_f64(x->dtype, x->rank, x->shape, x->data, red, var, mean, y->dtype, y->data);
     }
-    free(mean);
     return st;
 }
 
@@ -316,8 +309,8 @@ static mrt_status mrt_cpu_lrn(mrt_op_ctx *ctx)
     for (int a = 2; a < x->rank; a++) s *= x->shape[a];
     if (n * c * s == 0) return MRT_STATUS_OK;
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
-    double *xb = dalloc(2 * c * CHUNK);
-    if (!xb) return oom(ctx, 2 * c * CHUNK);
+    double *xb = scratch(ctx, 2 * c * CHUNK);
+    if (!xb) return MRT_STATUS_OUT_OF_MEMORY;
     double *sq = xb + c * CHUNK;
     double coef = alpha / (double)size;
     for (int64_t i = 0; i < n; i++) {
@@ -338,7 +331,6 @@ static mrt_status mrt_cpu_lrn(mrt_op_ctx *ctx)
             }
         }
     }
-    free(xb);
     return MRT_STATUS_OK;
 }
 

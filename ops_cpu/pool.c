@@ -9,6 +9,16 @@
 #include "engine/registry.h"
 #include "ops_cpu/linear.h"
 
+/* float16/bfloat16 run in float: X (and the rois) widened into the workspace infer requested, f[2] for Y. */
+static bool float_copies(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *rois, const mrt_tensor *y, float *f[3])
+{
+    int64_t counts[3] = {mrt_tensor_numel(x), rois ? mrt_tensor_numel(rois) : 0, mrt_tensor_numel(y)};
+    if (!mrt_workspace_parts(ctx, 3, counts, sizeof(float), (void **)f)) return false;
+    mrt_lin_widen_into(x, f[0]);
+    if (rois) mrt_lin_widen_into(rois, f[1]);
+    return true;
+}
+
 static int64_t prod(int n, const int64_t *v)
 {
     int64_t p = 1;
@@ -181,16 +191,10 @@ static mrt_status mrt_cpu_maxpool(mrt_op_ctx *ctx)
     case MRT_DTYPE_UINT8: maxpool_u8(&w, planes, x->data, y->data, id, cm); break;
     case MRT_DTYPE_FLOAT16:
     case MRT_DTYPE_BFLOAT16: {
-        int64_t ny = mrt_tensor_numel(y);
-        float *fx = mrt_lin_widen(x), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
-        if (fx && fy) {
-            maxpool_f32(&w, planes, fx, fy, id, cm);
-            mrt_lin_narrow(y, fy);
-        }
-        bool ok = fx && fy;
-        free(fx);
-        free(fy);
-        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        float *f[3];
+        if (!float_copies(ctx, x, NULL, y, f)) return MRT_STATUS_OUT_OF_MEMORY;
+        maxpool_f32(&w, planes, f[0], f[2], id, cm);
+        mrt_lin_narrow(y, f[2]);
         break;
     }
     default:
@@ -250,16 +254,10 @@ static mrt_status run_avg(mrt_op_ctx *ctx, const mrt_window *w, avg_kind kind, b
     case MRT_DTYPE_DOUBLE: avgpool_f64(w, planes, x->data, y->data, kind, include_pad, p); break;
     case MRT_DTYPE_FLOAT16:
     case MRT_DTYPE_BFLOAT16: {
-        int64_t ny = mrt_tensor_numel(y);
-        float *fx = mrt_lin_widen(x), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
-        if (fx && fy) {
-            avgpool_f32(w, planes, fx, fy, kind, include_pad, p);
-            mrt_lin_narrow(y, fy);
-        }
-        bool ok = fx && fy;
-        free(fx);
-        free(fy);
-        if (!ok) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        float *f[3];
+        if (!float_copies(ctx, x, NULL, y, f)) return MRT_STATUS_OUT_OF_MEMORY;
+        avgpool_f32(w, planes, f[0], f[2], kind, include_pad, p);
+        mrt_lin_narrow(y, f[2]);
         break;
     }
     default:
@@ -308,16 +306,11 @@ static mrt_status run_global(mrt_op_ctx *ctx, int kind)
         }
         if (!mrt_lin_is_half(x->dtype))
             return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(x->dtype));
-        int64_t ny = mrt_tensor_numel(y);
-        float *fx = mrt_lin_widen(x), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
-        if (fx && fy) {
-            maxpool_f32(&w, planes, fx, fy, NULL, false);
-            mrt_lin_narrow(y, fy);
-        }
-        bool ok = fx && fy;
-        free(fx);
-        free(fy);
-        return ok ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
+        float *f[3];
+        if (!float_copies(ctx, x, NULL, y, f)) return MRT_STATUS_OUT_OF_MEMORY;
+        maxpool_f32(&w, planes, f[0], f[2], NULL, false);
+        mrt_lin_narrow(y, f[2]);
+        return MRT_STATUS_OK;
     }
     if (kind == 1) return run_avg(ctx, &w, AVG_MEAN, false, 1.0);
     return run_avg(ctx, &w, AVG_LP, false, mrt_attr_float(ctx, "p", 2.0f));
@@ -385,19 +378,11 @@ static mrt_status mrt_cpu_maxroipool(mrt_op_ctx *ctx)
     case MRT_DTYPE_DOUBLE: return roipool_f64(ctx, x, x->data, rois->data, n, ph, pw, scale, y->data);
     case MRT_DTYPE_FLOAT16:
     case MRT_DTYPE_BFLOAT16: {
-        int64_t ny = mrt_tensor_numel(y);
-        float *fx = mrt_lin_widen(x), *fr = mrt_lin_widen(rois), *fy = malloc((size_t)(ny > 0 ? ny : 1) * sizeof(float));
-        mrt_status st = MRT_STATUS_OK;
-        if (fx && fr && fy) {
-            st = roipool_f32(ctx, x, fx, fr, n, ph, pw, scale, fy);
-            if (!st) mrt_lin_narrow(y, fy);
-        } else {
-            st = mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (float copies)");
-        }
-        free(fx);
-        free(fr);
-        free(fy);
-        return st;
+        float *f[3];
+        if (!float_copies(ctx, x, rois, y, f)) return MRT_STATUS_OUT_OF_MEMORY;
+        MRT_TRY(roipool_f32(ctx, x, f[0], f[1], n, ph, pw, scale, f[2]));
+        mrt_lin_narrow(y, f[2]);
+        return MRT_STATUS_OK;
     }
     default:
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(x->dtype));

@@ -337,7 +337,7 @@ static void reduce_pass(const rlayout *L, mrt_dtype dt, const void *data, mrt_re
 }
 
 mrt_status mrt_cpu_reduce_f64(mrt_dtype dt, int rank, const int64_t *shape, const void *data, const bool *reduced,
-                              mrt_reduce_kind kind, const double *center, double *out)
+                              mrt_reduce_kind kind, const double *center, double *out, double *sum)
 {
     rlayout L;
     rlayout_init(&L, rank, shape, reduced);
@@ -349,14 +349,11 @@ mrt_status mrt_cpu_reduce_f64(mrt_dtype dt, int rank, const int64_t *shape, cons
         return MRT_STATUS_OK;
     }
     if (kind == MRT_REDUCE_LOGSUMEXP) {
-        double *sum = malloc((size_t)on * sizeof(double));
-        if (!sum)
-            return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "ReduceLogSumExp: out of memory for %lld sums", (long long)on);
+        if (!sum) return mrt_fail(MRT_STATUS_INVALID_ARG, "ReduceLogSumExp needs scratch for its sums");
         reduce_pass(&L, dt, data, MRT_REDUCE_MAX, NULL, out);
         reduce_pass(&L, dt, data, MRT_REDUCE_SUMEXP, out, sum);
         for (int64_t o = 0; o < on; o++)
             if (isfinite(out[o])) out[o] += log(sum[o]);
-        free(sum);
         return MRT_STATUS_OK;
     }
     reduce_pass(&L, dt, data, kind, center, out);
@@ -459,8 +456,8 @@ static bool exact_int_kind(mrt_reduce_kind k)
            k == MRT_REDUCE_MAX || k == MRT_REDUCE_MIN;
 }
 
-static mrt_status reduce_int(mrt_op_ctx *ctx, const mrt_tensor *x, const bool *reduced, mrt_reduce_kind kind,
-                             mrt_tensor *y)
+static mrt_status reduce_int(const mrt_tensor *x, const bool *reduced, mrt_reduce_kind kind, mrt_tensor *y,
+                             uint64_t *acc)
 {
     rlayout L;
     rlayout_init(&L, x->rank, x->shape, reduced);
@@ -471,8 +468,6 @@ static mrt_status reduce_int(mrt_op_ctx *ctx, const mrt_tensor *x, const bool *r
         for (int64_t o = 0; o < on; o++) mrt_cpu_store_f64(y->dtype, y->data, o, 1, 1, &e);
         return MRT_STATUS_OK;
     }
-    uint64_t *acc = malloc((size_t)on * sizeof *acc);
-    if (!acc) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory for %lld accumulators", (long long)on);
     uint64_t init = 0;
     if (kind == MRT_REDUCE_PROD) init = 1;
     else if (kind == MRT_REDUCE_MAX) init = is_unsigned(x->dtype) ? 0 : (uint64_t)INT64_MIN;
@@ -481,7 +476,6 @@ static mrt_status reduce_int(mrt_op_ctx *ctx, const mrt_tensor *x, const bool *r
     istate s = {x->dtype, x->data, kind, acc};
     rlayout_walk(&L, int_run, &s);
     mrt_cpu_store_i64(y->dtype, y->data, 0, 1, on, (const int64_t *)acc);
-    free(acc);
     return MRT_STATUS_OK;
 }
 
@@ -496,16 +490,17 @@ static mrt_status mrt_cpu_reduce(mrt_op_ctx *ctx)
     if (pending) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "input 'axes' has no data");
     int64_t on = mrt_tensor_numel(y);
     if (on == 0) return MRT_STATUS_OK;
+    /* accumulators and LogSumExp's sums, requested by infer */
+    int64_t counts[2] = {on, on};
+    void *part[2];
+    if (!mrt_workspace_parts(ctx, 2, counts, sizeof(double), part)) return MRT_STATUS_OUT_OF_MEMORY;
     if (!is_float4(x->dtype) && exact_int_kind((mrt_reduce_kind)kind))
-        return reduce_int(ctx, x, reduced, (mrt_reduce_kind)kind, y);
-    double *acc = y->dtype == MRT_DTYPE_DOUBLE ? y->data : malloc((size_t)on * sizeof(double));
-    if (!acc) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory for %lld accumulators", (long long)on);
-    mrt_status st = mrt_cpu_reduce_f64(x->dtype, x->rank, x->shape, x->data, reduced, (mrt_reduce_kind)kind, NULL, acc);
-    if (acc != y->data) {
-        if (!st) mrt_cpu_store_f64(y->dtype, y->data, 0, 1, on, acc);
-        free(acc);
-    }
-    return st;
+        return reduce_int(x, reduced, (mrt_reduce_kind)kind, y, part[0]);
+    double *acc = y->dtype == MRT_DTYPE_DOUBLE ? y->data : part[0];
+    MRT_TRY(mrt_cpu_reduce_f64(x->dtype, x->rank, x->shape, x->data, reduced, (mrt_reduce_kind)kind, NULL, acc,
+                               part[1]));
+    if (acc != y->data) mrt_cpu_store_f64(y->dtype, y->data, 0, 1, on, acc);
+    return MRT_STATUS_OK;
 }
 
 /* ------------------------------------------------------------------ ArgMax / ArgMin */

@@ -24,9 +24,10 @@ void mrt_cpu_store_i64(mrt_dtype dt, void *base, int64_t off, int64_t stride, in
    out[o] for each output element o (row-major over the kept axes), finalised per kind (mean divides,
    L2 takes the root, LogSumExp is stable...). center (optional, one value per output) is subtracted from
    every element first: SUMSQ with center = mean gives the sum of squared deviations.
-   An empty reduction gives the kind's empty value (0, 1, -inf, +inf or NaN for MEAN). */
+   An empty reduction gives the kind's empty value (0, 1, -inf, +inf or NaN for MEAN). LogSumExp needs `sums`,
+   scratch for one value per output element (NULL for the other kinds). */
 mrt_status mrt_cpu_reduce_f64(mrt_dtype dt, int rank, const int64_t *shape, const void *data, const bool *reduced,
-                              mrt_reduce_kind kind, const double *center, double *out);
+                              mrt_reduce_kind kind, const double *center, double *out, double *sums);
 
 /* y = x * a[o] + b[o], where o is the index of x's element in the reduced (keepdims) shape; x and y have
    the same shape, dtypes dt_x and dt_y. */

@@ -49,27 +49,17 @@ static double source_coord(const char *mode, double o, double scale, int64_t in,
 
 static int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
 
-static mrt_status build_axis(mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t out, double scale, double start,
-                             double end, const char *coord, const char *mode, const char *nearest_mode, bool antialias)
+/* Fill one axis's table in the workspace parts infer sized (mrt_resize_table_bytes). */
+static void build_axis(const mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t out, double scale, double start,
+                       double end, const mrt_resize_modes *m)
 {
-    bool cubic = strcmp(mode, "cubic") == 0;
-    t->n = strcmp(mode, "nearest") == 0 ? 1 : cubic ? 4 : 2;
-    bool identity = in == out && scale == 1.0 && strcmp(coord, "tf_crop_and_resize") != 0;
-    if (identity) t->n = 1; /* an untouched axis (batch, channels): exact copy */
-    /* antialias when downsampling: taps i_start .. 1 - i_start around the sample, the kernel stretched by 1/scale */
-    int64_t i_start = 0;
-    antialias = antialias && t->n > 1 && scale < 1.0;
-    if (antialias) {
-        double lo = floor((cubic ? -2.0 : -1.0) / scale) + 1;
-        if (!(lo > -2048)) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "antialias footprint of scale %g is too wide", scale);
-        i_start = (int64_t)lo;
-        t->n = (int)(2 - 2 * i_start);
-    }
-    size_t m = (size_t)(out ? out : 1) * (size_t)t->n;
-    t->idx = malloc(m * sizeof *t->idx);
-    t->w = malloc(m * sizeof *t->w);
-    t->out_of_range = calloc((size_t)(out ? out : 1), 1);
-    if (!t->idx || !t->w || !t->out_of_range) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    bool cubic = strcmp(m->mode, "cubic") == 0;
+    bool identity = in == out && scale == 1.0 && strcmp(m->coord, "tf_crop_and_resize") != 0;
+    t->n = mrt_resize_taps(m, in, out, scale);
+    bool antialias = !identity && m->antialias && strcmp(m->mode, "nearest") != 0 && scale < 1.0;
+    int64_t i_start = antialias ? 1 - t->n / 2 : 0; /* antialias: taps i_start .. 1 - i_start */
+    const char *coord = m->coord, *nearest_mode = m->nearest_mode;
+    memset(t->out_of_range, 0, (size_t)out);
     double a = mrt_attr_float(ctx, "cubic_coeff_a", -0.75f);
     bool exclude = mrt_attr_int(ctx, "exclude_outside", 0) != 0;
     for (int64_t o = 0; o < out; o++) {
@@ -129,7 +119,6 @@ static mrt_status build_axis(mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t
                 for (int k = 0; k < 4; k++) w[k] /= sum;
         }
     }
-    return MRT_STATUS_OK;
 }
 
 static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
@@ -139,22 +128,21 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
     mrt_resize_geometry g;
     bool need;
     MRT_TRY(mrt_resize_plan(ctx, &g, &need));
-    bool legacy = strcmp(ctx->node->op_type, "Upsample") == 0 || ctx->opset < 11;
-    const char *mode = mrt_attr_string(ctx, "mode", "nearest");
-    if (strcmp(mode, "bilinear") == 0) mode = "linear"; /* Upsample-7's spelling */
-    const char *coord = legacy ? "asymmetric" : mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel");
-    const char *nearest_mode = legacy ? "floor" : mrt_attr_string(ctx, "nearest_mode", "round_prefer_floor");
-    bool antialias = ctx->opset >= 18 && mrt_attr_int(ctx, "antialias", 0) != 0;
+    mrt_resize_modes modes = mrt_resize_modes_get(ctx);
     if (x->dtype == MRT_DTYPE_STRING || x->dtype == MRT_DTYPE_BOOL)
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s", mrt_dtype_name(x->dtype));
     double extrapolation = mrt_attr_float(ctx, "extrapolation_value", 0.0f);
     int r = x->rank;
+    int64_t counts[3 * MRT_MAX_RANK];
+    void *part[3 * MRT_MAX_RANK];
+    if (!mrt_resize_table_bytes(ctx, x, &g, counts)) return MRT_STATUS_INVALID_ARG; /* failed, with the reason */
+    if (!mrt_workspace_parts(ctx, 3 * r, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY; /* requested by infer */
     axis_table tab[MRT_MAX_RANK];
-    memset(tab, 0, sizeof tab);
+    for (int d = 0; d < r; d++) {
+        tab[d] = (axis_table){0, part[3 * d], part[3 * d + 1], part[3 * d + 2]};
+        build_axis(ctx, &tab[d], x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], &modes);
+    }
     mrt_status st = MRT_STATUS_OK;
-    for (int d = 0; d < r && !st; d++)
-        st = build_axis(ctx, &tab[d], x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], coord, mode,
-                        nearest_mode, antialias);
     int64_t in_strides[MRT_MAX_RANK], o_idx[MRT_MAX_RANK] = {0}, n_out = mrt_tensor_numel(y);
     mrt_shape_strides(r, x->shape, in_strides);
     bool fl = mrt_dtype_is_float(x->dtype);
@@ -184,11 +172,6 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
         if (fl) mrt_store_f64(y->dtype, y->data, e, acc);
         else mrt_store_i64(y->dtype, y->data, e, mrt_f64_to_i64_sat(nearbyint(acc)));
         for (int d = r - 1; d >= 0 && ++o_idx[d] == y->shape[d]; d--) o_idx[d] = 0;
-    }
-    for (int d = 0; d < r; d++) {
-        free(tab[d].idx);
-        free(tab[d].w);
-        free(tab[d].out_of_range);
     }
     return st;
 }

@@ -7,14 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/opdef/select.h"
 #include "engine/registry.h"
 
-typedef struct keyed {
-    double f;
-    int64_t i;
-    uint64_t u;
-    int64_t index;
-} keyed;
+typedef mrt_sort_key keyed;
 
 typedef struct sort_order {
     int kind;    /* 0 float, 1 signed, 2 unsigned */
@@ -62,12 +58,9 @@ static mrt_status mrt_cpu_topk(mrt_op_ctx *ctx)
     sort_order ord = {mrt_dtype_is_float(x->dtype) ? 0 : x->dtype == MRT_DTYPE_UINT64 ? 2 : 1,
                       mrt_attr_int(ctx, "largest", 1) != 0};
     /* sorted=0 allows any order: sorted output is a valid choice */
-    keyed *buf = malloc((size_t)(len ? len : 1) * sizeof *buf), *tmp = malloc((size_t)(len ? len : 1) * sizeof *tmp);
-    if (!buf || !tmp) {
-        free(buf);
-        free(tmp);
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
-    }
+    keyed *buf = mrt_workspace(ctx, mrt_topk_workspace_bytes(len)); /* requested by infer */
+    if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
+    keyed *tmp = buf + len;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
             for (int64_t j = 0; j < len; j++) {
@@ -85,8 +78,6 @@ static mrt_status mrt_cpu_topk(mrt_op_ctx *ctx)
                 if (ix) ((int64_t *)ix->data)[dst] = buf[j].index;
             }
         }
-    free(buf);
-    free(tmp);
     return MRT_STATUS_OK;
 }
 

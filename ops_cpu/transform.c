@@ -119,16 +119,13 @@ static mrt_status mrt_cpu_concat(mrt_op_ctx *ctx)
 static mrt_status mrt_cpu_split(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
-    int64_t *sizes = calloc((size_t)(ctx->n_outputs ? ctx->n_outputs : 1), sizeof *sizes);
-    if (!sizes) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int64_t *sizes = mrt_workspace(ctx, (size_t)ctx->n_outputs * sizeof *sizes); /* requested by infer */
+    if (!sizes) return MRT_STATUS_OUT_OF_MEMORY;
+    memset(sizes, 0, (size_t)ctx->n_outputs * sizeof *sizes);
     int axis;
     bool need_data;
-    mrt_status st = mrt_split_sizes(ctx, &axis, sizes, &need_data);
-    if (!st && need_data) st = mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "split sizes have no data at run time");
-    if (st) {
-        free(sizes);
-        return st;
-    }
+    MRT_TRY(mrt_split_sizes(ctx, &axis, sizes, &need_data));
+    if (need_data) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "split sizes have no data at run time");
     int64_t outer = 1, inner = 1, pos = 0, dim = x->shape[axis];
     for (int d = 0; d < axis; d++) outer *= x->shape[d];
     for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
@@ -140,7 +137,6 @@ static mrt_status mrt_cpu_split(mrt_op_ctx *ctx)
             mrt_mover_copy(&m, y->data, o * block, x->data, o * dim * inner + pos, block);
         pos += block;
     }
-    free(sizes);
     return mrt_mover_status(&m, ctx);
 }
 

@@ -10,7 +10,6 @@
 #include "engine/dtype.h"
 #include "engine/status.h"
 
-#define TH_MAX_IO 32
 
 struct th_case {
     mrt_model *model;
@@ -101,9 +100,11 @@ void th_attr_tensor(th_case *c, const char *name, const mrt_tensor *t)
     note_failure(c, mrt_node_add_attr_tensor(c->node, name, t));
 }
 
-mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs, mrt_tensor *outputs)
+mrt_status th_session(th_case *c, const mrt_session_options *opt, int n_outputs, mrt_session **s,
+                      const char **names, mrt_value *vals, int *n)
 {
-    for (int i = 0; i < n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
+    *s = NULL;
+    *n = 0;
     if (c->failed) return mrt_fail(c->fail_status, "%s", c->fail_msg);
     mrt_graph *g = c->model->graph;
     /* outputs are attached at run time, once the caller says how many it wants */
@@ -122,16 +123,23 @@ mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs,
             c->node->outputs[i] = vi;
         }
     }
-    mrt_session *s;
-    MRT_TRY(mrt_session_new(c->model, opt, &s));
-    const char *names[TH_MAX_IO];
-    mrt_value vals[TH_MAX_IO];
-    int n = 0;
+    MRT_TRY(mrt_session_new(c->model, opt, s));
     for (int k = 0; k < c->n_inputs; k++) {
         if (!c->in_runtime[k]) continue;
-        names[n] = c->in_names[k];
-        vals[n++] = mrt_value_from_tensor(c->in_tensors[k]);
+        names[*n] = c->in_names[k];
+        vals[(*n)++] = mrt_value_from_tensor(c->in_tensors[k]);
     }
+    return MRT_STATUS_OK;
+}
+
+mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs, mrt_tensor *outputs)
+{
+    for (int i = 0; i < n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
+    mrt_session *s;
+    const char *names[TH_MAX_IO];
+    mrt_value vals[TH_MAX_IO];
+    int n;
+    MRT_TRY(th_session(c, opt, n_outputs, &s, names, vals, &n));
     mrt_status st = mrt_session_run(s, n, names, vals);
     for (int i = 0; !st && i < n_outputs; i++) {
         const mrt_value *v = mrt_session_output(s, i);

@@ -21,6 +21,8 @@
 
 typedef struct th_case th_case;
 
+#define TH_MAX_IO 32 /* inputs of one test node */
+
 th_case *th_begin(const char *op_type, const char *domain, int opset);
 void th_input(th_case *c, const mrt_tensor *t);
 void th_input_const(th_case *c, const mrt_tensor *t);
@@ -37,6 +39,10 @@ void th_attr_tensor(th_case *c, const char *name, const mrt_tensor *t);
 mrt_status th_run(th_case *c, int n_outputs, mrt_tensor *outputs);
 /* Same, with session options (precision, threads...). */
 mrt_status th_run_opt(th_case *c, const mrt_session_options *opt, int n_outputs, mrt_tensor *outputs);
+/* The session th_run would use, for tests that run it themselves (twice, say): names/vals (TH_MAX_IO entries)
+   receive the *n runtime inputs to pass to mrt_session_run. Free the session with mrt_session_free. */
+mrt_status th_session(th_case *c, const mrt_session_options *opt, int n_outputs, mrt_session **s,
+                      const char **names, mrt_value *vals, int *n);
 /* What the last th_run's plan did (function nodes, in-place count, ...). */
 const mrt_session_stats *th_stats(const th_case *c);
 void th_free(th_case *c);

@@ -118,3 +118,161 @@ Test(no_alloc, second_run_of_the_exported_models)
         check_second_run_allocates_nothing(model, input);
     }
 }
+
+/* ------------------------------------------------------------------ one op at a time */
+
+/* The kernels that need scratch memory (index tables, float16 copies, sort buffers, interpolation tables) take
+   it from the planned workspace: run each op twice in one session and count the second run's allocations. */
+static void expect_second_run_allocates_nothing(th_case *c, int n_out, const char *label)
+{
+    mrt_session_options opt = mrt_session_options_default();
+    opt.n_threads = 1;
+    mrt_session *s;
+    const char *names[TH_MAX_IO];
+    mrt_value vals[TH_MAX_IO];
+    int n;
+    cr_assert_eq(th_session(c, &opt, n_out, &s, names, vals, &n), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    cr_assert_eq(mrt_session_run(s, n, names, vals), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    n_allocs = 0;
+    counting = 1;
+    mrt_status st = mrt_session_run(s, n, names, vals);
+    counting = 0;
+    cr_assert_eq(st, MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+    cr_expect_eq(n_allocs, 0, "%s: the second run allocated %ld times", label, n_allocs);
+    mrt_session_free(s);
+    th_free(c);
+}
+
+Test(no_alloc, second_run_of_ops_with_scratch_memory)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("no_alloc.ops"));
+    const int64_t s4[4] = {1, 3, 8, 8}, s2[2] = {6, 5};
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 2, s2, -1, 1), x4 = th_rand(&r, MRT_DTYPE_FLOAT, 4, s4, -1, 1);
+    mrt_tensor h = th_rand(&r, MRT_DTYPE_FLOAT16, 2, s2, -1, 1), h4 = th_rand(&r, MRT_DTYPE_FLOAT16, 4, s4, -1, 1);
+    mrt_tensor hw = th_rand(&r, MRT_DTYPE_FLOAT16, 2, (int64_t[]){5, 4}, -1, 1);
+    mrt_tensor idx = th_vec_i64(3, (int64_t[]){4, 0, -1});
+    mrt_tensor idx_el = th_from_f64(MRT_DTYPE_INT64, 2, (int64_t[]){2, 5}, (double[]){0, 1, 2, 3, 4, 5, 4, 3, 2, 1});
+    mrt_tensor idx_nd = th_from_f64(MRT_DTYPE_INT64, 2, (int64_t[]){2, 1}, (double[]){5, 1});
+    mrt_tensor upd_el = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){2, 5}, -1, 1);
+    mrt_tensor upd_nd = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){2, 5}, -1, 1);
+    mrt_tensor k = th_vec_i64(1, (int64_t[]){2});
+    mrt_tensor q8 = th_rand(&r, MRT_DTYPE_UINT8, 2, s2, 0, 9), q8w = th_rand(&r, MRT_DTYPE_UINT8, 2, (int64_t[]){5, 4}, 0, 9);
+    mrt_tensor q8x4 = th_rand(&r, MRT_DTYPE_UINT8, 4, s4, 0, 9);
+    mrt_tensor q8k = th_rand(&r, MRT_DTYPE_UINT8, 4, (int64_t[]){2, 3, 3, 3}, 0, 9);
+    mrt_tensor sizes = th_vec_i64(4, (int64_t[]){1, 3, 13, 5});
+    mrt_tensor axes = th_vec_i64(1, (int64_t[]){1});
+    th_case *c;
+
+    c = th_begin("Gather", "", 13);
+    th_input(c, &x);
+    th_input(c, &idx);
+    expect_second_run_allocates_nothing(c, 1, "Gather");
+    c = th_begin("GatherElements", "", 13);
+    th_input(c, &x);
+    th_input(c, &idx_el);
+    expect_second_run_allocates_nothing(c, 1, "GatherElements");
+    c = th_begin("GatherND", "", 13);
+    th_input(c, &x);
+    th_input(c, &idx_nd);
+    expect_second_run_allocates_nothing(c, 1, "GatherND");
+    c = th_begin("ScatterElements", "", 18);
+    th_input(c, &x);
+    th_input(c, &idx_el);
+    th_input(c, &upd_el);
+    expect_second_run_allocates_nothing(c, 1, "ScatterElements");
+    c = th_begin("ScatterND", "", 18);
+    th_input(c, &x);
+    th_input(c, &idx_nd);
+    th_input(c, &upd_nd);
+    expect_second_run_allocates_nothing(c, 1, "ScatterND");
+    c = th_begin("TopK", "", 11);
+    th_input(c, &x);
+    th_input_const(c, &k);
+    expect_second_run_allocates_nothing(c, 2, "TopK");
+    c = th_begin("MatMul", "", 13);
+    th_input(c, &h);
+    th_input(c, &hw);
+    expect_second_run_allocates_nothing(c, 1, "MatMul float16");
+    c = th_begin("Gemm", "", 13);
+    th_input(c, &h);
+    th_input(c, &hw);
+    expect_second_run_allocates_nothing(c, 1, "Gemm float16");
+    c = th_begin("MatMulInteger", "", 10);
+    th_input(c, &q8);
+    th_input(c, &q8w);
+    expect_second_run_allocates_nothing(c, 1, "MatMulInteger");
+    c = th_begin("ConvInteger", "", 10);
+    th_input(c, &q8x4);
+    th_input(c, &q8k);
+    expect_second_run_allocates_nothing(c, 1, "ConvInteger");
+    const char *pools[3] = {"MaxPool", "AveragePool", "LpPool"};
+    for (int i = 0; i < 3; i++) {
+        c = th_begin(pools[i], "", 18);
+        th_input(c, &h4);
+        th_attr_ints(c, "kernel_shape", 2, (int64_t[]){3, 3});
+        expect_second_run_allocates_nothing(c, 1, pools[i]);
+    }
+    c = th_begin("GlobalAveragePool", "", 1);
+    th_input(c, &h4);
+    expect_second_run_allocates_nothing(c, 1, "GlobalAveragePool float16");
+    const char *reduces[4] = {"ReduceSum", "ReduceMean", "ReduceL2", "ReduceProd"};
+    for (int i = 0; i < 4; i++) {
+        c = th_begin(reduces[i], "", 18);
+        th_input(c, &x4);
+        th_input_const(c, &axes);
+        expect_second_run_allocates_nothing(c, 1, reduces[i]);
+    }
+    c = th_begin("ReduceSum", "", 13);
+    th_input(c, &q8x4);
+    th_input_const(c, &axes);
+    expect_second_run_allocates_nothing(c, 1, "ReduceSum uint8");
+    const char *modes[3] = {"nearest", "linear", "cubic"};
+    for (int i = 0; i < 3; i++) {
+        c = th_begin("Resize", "", 19);
+        th_input(c, &x4);
+        th_input_absent(c);
+        th_input_absent(c);
+        th_input_const(c, &sizes);
+        th_attr_string(c, "mode", modes[i]);
+        expect_second_run_allocates_nothing(c, 1, modes[i]);
+    }
+    c = th_begin("Einsum", "", 12);
+    th_input(c, &x);
+    th_input(c, &x);
+    th_attr_string(c, "equation", "ij,kj->ik");
+    expect_second_run_allocates_nothing(c, 1, "Einsum");
+    c = th_begin("Softmax", "", 13);
+    th_input(c, &x);
+    expect_second_run_allocates_nothing(c, 1, "Softmax");
+    mrt_tensor ch_scale = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){3}, 0.5, 1.5);
+    mrt_tensor ch_bias = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){3}, -1, 1);
+    c = th_begin("InstanceNormalization", "", 22);
+    th_input(c, &x4);
+    th_input_const(c, &ch_scale);
+    th_input_const(c, &ch_bias);
+    expect_second_run_allocates_nothing(c, 1, "InstanceNormalization");
+    c = th_begin("GroupNormalization", "", 21);
+    th_input(c, &x4);
+    th_input_const(c, &ch_scale);
+    th_input_const(c, &ch_bias);
+    th_attr_int(c, "num_groups", 3);
+    expect_second_run_allocates_nothing(c, 1, "GroupNormalization");
+    const char *norms[3] = {"LpNormalization", "MeanVarianceNormalization", "LRN"};
+    for (int i = 0; i < 3; i++) {
+        c = th_begin(norms[i], "", 13);
+        th_input(c, &x4);
+        if (i == 2) th_attr_int(c, "size", 3);
+        expect_second_run_allocates_nothing(c, 1, norms[i]);
+    }
+    c = th_begin("Split", "", 18);
+    th_input(c, &x);
+    th_attr_int(c, "num_outputs", 2);
+    expect_second_run_allocates_nothing(c, 2, "Split");
+    mrt_tensor_release(&ch_scale);
+    mrt_tensor_release(&ch_bias);
+
+    mrt_tensor *all[] = {&x, &x4, &h, &h4, &hw, &idx, &idx_el, &idx_nd, &upd_el, &upd_nd, &k, &q8, &q8w, &q8x4, &q8k,
+                         &sizes, &axes};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) mrt_tensor_release(all[i]);
+}

@@ -399,6 +399,17 @@ void mrt_conv_workspace_carve(const mrt_conv_params *p, const mrt_op_ctx *ctx, b
     *ws = (mrt_conv_workspace){part[0], part[1], part[2], n[3] ? part[3] : NULL, part[4]};
 }
 
+bool mrt_convinteger_workspace_counts(const mrt_conv_params *p, const mrt_op_ctx *ctx, int64_t counts[3])
+{
+    int64_t out_numel = 1, ck = p->c / p->group * p->kernel_numel;
+    for (int i = 0; i < p->win.nsp; i++) out_numel *= p->win.out[i];
+    if (out_numel > 0 && ck > INT64_MAX / out_numel) return false;
+    counts[0] = mrt_tensor_numel(mrt_input(ctx, 0));
+    counts[1] = mrt_tensor_numel(mrt_input(ctx, 1));
+    counts[2] = ck * out_numel;
+    return true;
+}
+
 static mrt_status request_workspace(mrt_op_ctx *ctx, const mrt_conv_params *p, bool transpose)
 {
     size_t bytes;
@@ -413,7 +424,14 @@ static mrt_status infer_conv(mrt_op_ctx *ctx)
     mrt_conv_params p;
     MRT_TRY(mrt_conv_params_get(ctx, &p));
     bool integer = strcmp(ctx->node->op_type, "ConvInteger") == 0;
-    if (!integer) MRT_TRY(request_workspace(ctx, &p, false));
+    if (integer) {
+        int64_t counts[3];
+        if (!mrt_convinteger_workspace_counts(&p, ctx, counts))
+            return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the im2col workspace size overflows");
+        MRT_TRY(mrt_workspace_request_parts(ctx, 3, counts, sizeof(int32_t)));
+    } else {
+        MRT_TRY(request_workspace(ctx, &p, false));
+    }
     return mrt_output_set(ctx, 0, integer ? MRT_DTYPE_INT32 : mrt_input(ctx, 0)->dtype, p.y_rank, p.y_shape);
 }
 

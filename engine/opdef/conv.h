@@ -66,6 +66,10 @@ bool mrt_conv_workspace_bytes(const mrt_conv_params *p, const mrt_op_ctx *ctx, b
 void mrt_conv_workspace_carve(const mrt_conv_params *p, const mrt_op_ctx *ctx, bool transpose, void *base,
                               mrt_conv_workspace *ws);
 
+/* ConvInteger's int32 workspace parts (X and W shifted by their zero points, the im2col buffer), for
+   mrt_workspace_request_parts / mrt_workspace_parts; false when the im2col size overflows. */
+bool mrt_convinteger_workspace_counts(const mrt_conv_params *p, const mrt_op_ctx *ctx, int64_t counts[3]);
+
 /* MaxPool / AveragePool / LpPool: the window from kernel_shape and the op's version-dependent attributes,
    plus the output shape [N, C, out...]. */
 mrt_status mrt_pool_window(const mrt_op_ctx *ctx, const mrt_tensor *x, mrt_window *w);

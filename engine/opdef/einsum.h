@@ -30,6 +30,14 @@ typedef struct mrt_einsum {
    Fails (INVALID_MODEL) naming the term, label or dimension at fault. */
 mrt_status mrt_einsum_parse(const mrt_op_ctx *ctx, mrt_einsum *e);
 
+/* The CPU kernel's loop-nest description (ops_cpu/misc.c checks that it fits). */
+#define MRT_EINSUM_NEST_BYTES 20480
+
+/* The CPU kernel's workspace: the larger of its two paths, GEMM (A, B and C packed, 2 float/double inputs) and
+   the generic loop nest (the nest plus a double/int64 copy of each input), each buffer 64-byte aligned. */
+size_t mrt_einsum_workspace_bytes(const mrt_op_ctx *ctx, const mrt_einsum *e, mrt_dtype out_dtype);
+static inline size_t mrt_einsum_round(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
 #ifdef __cplusplus
 }
 #endif

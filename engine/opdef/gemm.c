@@ -76,7 +76,12 @@ static mrt_status infer_gemm(mrt_op_ctx *ctx)
                                exact ? " (opset < 7 without broadcast=1 needs exactly that shape)" : "");
     }
     int64_t shape[2] = {m, n};
-    return mrt_output_set(ctx, 0, a->dtype, 2, shape);
+    MRT_TRY(mrt_output_set(ctx, 0, a->dtype, 2, shape)); /* checks that m * n fits */
+    if (a->dtype == MRT_DTYPE_FLOAT16 || a->dtype == MRT_DTYPE_BFLOAT16) { /* float copies of A, B, C, Y */
+        int64_t counts[4] = {mrt_tensor_numel(a), mrt_tensor_numel(b), c ? mrt_tensor_numel(c) : 0, m * n};
+        MRT_TRY(mrt_workspace_request_parts(ctx, 4, counts, sizeof(float)));
+    }
+    return MRT_STATUS_OK;
 }
 
 mrt_status mrt_matmul_dims_get(const mrt_op_ctx *ctx, const mrt_tensor *a, const mrt_tensor *b, mrt_matmul_dims *d)
@@ -125,7 +130,14 @@ static mrt_status infer_matmul(mrt_op_ctx *ctx)
     MRT_TRY(same_dtype_pair(ctx, a, b));
     mrt_matmul_dims d;
     MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
-    return mrt_output_set(ctx, 0, a->dtype, d.y_rank, d.y_shape);
+    MRT_TRY(mrt_output_set(ctx, 0, a->dtype, d.y_rank, d.y_shape)); /* checks that Y's size fits */
+    if (a->dtype == MRT_DTYPE_FLOAT16 || a->dtype == MRT_DTYPE_BFLOAT16) { /* float copies of A, B and Y */
+        int64_t yn = 1;
+        for (int i = 0; i < d.y_rank; i++) yn *= d.y_shape[i];
+        int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), yn};
+        MRT_TRY(mrt_workspace_request_parts(ctx, 3, counts, sizeof(float)));
+    }
+    return MRT_STATUS_OK;
 }
 
 /* MatMulInteger zero points: a scalar, a 1-D vector over A's rows (B's columns), or A's shape with K
@@ -169,6 +181,8 @@ static mrt_status infer_matmulinteger(mrt_op_ctx *ctx)
     MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
     MRT_TRY(mm_zero_point_check(ctx, 2, "a_zero_point", a, true, &d));
     MRT_TRY(mm_zero_point_check(ctx, 3, "b_zero_point", b, false, &d));
+    int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), d.n}; /* int32 copies of A, B; B's zero points */
+    MRT_TRY(mrt_workspace_request_parts(ctx, 3, counts, sizeof(int32_t)));
     return mrt_output_set(ctx, 0, MRT_DTYPE_INT32, d.y_rank, d.y_shape);
 }
 

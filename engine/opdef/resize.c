@@ -120,6 +120,49 @@ mrt_status mrt_resize_plan(mrt_op_ctx *ctx, mrt_resize_geometry *g, bool *need_d
     return MRT_STATUS_OK;
 }
 
+mrt_resize_modes mrt_resize_modes_get(const mrt_op_ctx *ctx)
+{
+    bool legacy = strcmp(ctx->node->op_type, "Upsample") == 0 || ctx->opset < 11;
+    mrt_resize_modes m;
+    m.mode = mrt_attr_string(ctx, "mode", "nearest");
+    if (strcmp(m.mode, "bilinear") == 0) m.mode = "linear"; /* Upsample-7's spelling */
+    m.coord = legacy ? "asymmetric" : mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel");
+    m.nearest_mode = legacy ? "floor" : mrt_attr_string(ctx, "nearest_mode", "round_prefer_floor");
+    m.antialias = ctx->opset >= 18 && mrt_attr_int(ctx, "antialias", 0) != 0;
+    return m;
+}
+
+int mrt_resize_taps(const mrt_resize_modes *m, int64_t in, int64_t out, double scale)
+{
+    bool cubic = strcmp(m->mode, "cubic") == 0;
+    int n = strcmp(m->mode, "nearest") == 0 ? 1 : cubic ? 4 : 2;
+    if (in == out && scale == 1.0 && strcmp(m->coord, "tf_crop_and_resize") != 0) return 1; /* exact copy */
+    if (!(m->antialias && n > 1 && scale < 1.0)) return n;
+    /* antialias when downsampling: taps 1 - n/2 .. n/2 around the sample, the kernel stretched by 1/scale */
+    double lo = floor((cubic ? -2.0 : -1.0) / scale) + 1;
+    if (!(lo > -2048)) return -1;
+    return (int)(2 - 2 * (int64_t)lo);
+}
+
+bool mrt_resize_table_bytes(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_resize_geometry *g, int64_t *counts)
+{
+    mrt_resize_modes m = mrt_resize_modes_get(ctx);
+    for (int d = 0; d < x->rank; d++) {
+        int taps = mrt_resize_taps(&m, x->shape[d], g->out[d], g->scale[d]);
+        if (taps < 0) {
+            mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "antialias footprint of scale %g is too wide", g->scale[d]);
+            return false;
+        }
+        if (g->out[d] > INT64_MAX / 8 / taps) {
+            mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the interpolation table of axis %d is too large", d);
+            return false;
+        }
+        counts[3 * d] = counts[3 * d + 1] = g->out[d] * taps * 8;
+        counts[3 * d + 2] = g->out[d];
+    }
+    return true;
+}
+
 static mrt_status infer_resize(mrt_op_ctx *ctx)
 {
     mrt_resize_geometry g;
@@ -130,7 +173,10 @@ static mrt_status infer_resize(mrt_op_ctx *ctx)
     const char *mode = mrt_attr_string(ctx, "mode", "nearest");
     if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic") && strcmp(mode, "bilinear"))
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "mode '%s' is not nearest, linear or cubic", mode);
-    return mrt_output_set(ctx, 0, x->dtype, x->rank, g.out);
+    MRT_TRY(mrt_output_set(ctx, 0, x->dtype, x->rank, g.out)); /* checks that the output size fits */
+    int64_t counts[3 * MRT_MAX_RANK];
+    if (!mrt_resize_table_bytes(ctx, x, &g, counts)) return MRT_STATUS_INVALID_ARG; /* failed, with the reason */
+    return mrt_workspace_request_parts(ctx, 3 * x->rank, counts, 1);
 }
 
 const mrt_opdef mrt_opdefs_resize[] = {

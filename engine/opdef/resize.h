@@ -12,3 +12,19 @@ typedef struct mrt_resize_geometry {
 
 /* *need_data: scales/sizes/roi are not known yet (plan time). */
 mrt_status mrt_resize_plan(mrt_op_ctx *ctx, mrt_resize_geometry *g, bool *need_data);
+
+/* The attributes that shape the per-axis tables: mode (Upsample-7's "bilinear" read as "linear"), the coordinate
+   transformation, nearest_mode, antialias (opset 18+); the legacy ops fix the last two. */
+typedef struct mrt_resize_modes {
+    const char *mode, *coord, *nearest_mode;
+    bool antialias;
+} mrt_resize_modes;
+mrt_resize_modes mrt_resize_modes_get(const mrt_op_ctx *ctx);
+
+/* Neighbours per output coordinate on an axis (1 nearest or untouched, 2 linear, 4 cubic, wider with antialias
+   when downsampling); -1 when the antialias footprint is unreasonably wide. */
+int mrt_resize_taps(const mrt_resize_modes *m, int64_t in, int64_t out, double scale);
+
+/* The kernel's workspace: per axis, [out * taps] source indices and weights (8 bytes each) and [out] out-of-range
+   flags, as byte counts of 3 * rank parts; false (op failed) when a footprint is too wide. */
+bool mrt_resize_table_bytes(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_resize_geometry *g, int64_t *counts);
