@@ -62,44 +62,19 @@ static inline double clipv(const mrt_rnn_desc *d, double v)
 #undef RT_FN
 #undef RT_GEMM
 
-static void *zalloc(int64_t n, size_t elem) { return calloc((size_t)(n > 0 ? n : 1), elem); }
-
-static void ws_free(rnn_ws *ws)
+/* The step buffers, carved from the workspace infer requested and zeroed (the recurrences start from zero). */
+static void ws_carve(void *const *part, const int64_t *counts, rnn_ws *ws)
 {
-    free(ws->xw);
-    free(ws->hr);
-    free(ws->h);
-    free(ws->c);
-    free(ws->rh);
-    free(ws->bias);
-    free(ws->rbh);
+    for (int i = 1; i <= 7; i++) memset(part[i], 0, (size_t)counts[i]);
+    *ws = (rnn_ws){part[1], part[2], part[3], counts[4] ? part[4] : NULL, part[5], part[6], part[7]};
 }
 
-static bool ws_alloc(const mrt_rnn_desc *d, size_t elem, rnn_ws *ws)
+static mrt_status run_typed(const mrt_rnn_desc *d, const rnn_io *io, bool is_double, rnn_ws *ws)
 {
-    memset(ws, 0, sizeof *ws);
-    int64_t gh = d->gates * d->hidden, bh = d->batch * d->hidden;
-    ws->xw = zalloc(d->seq * d->batch * gh, elem);
-    ws->hr = zalloc(d->batch * gh, elem);
-    ws->h = zalloc(bh, elem);
-    ws->c = d->cell == MRT_RNN_CELL_LSTM ? zalloc(bh, elem) : NULL;
-    ws->rh = zalloc(bh, elem);
-    ws->bias = zalloc(gh, sizeof(double));
-    ws->rbh = zalloc(d->hidden, sizeof(double));
-    bool ok = ws->xw && ws->hr && ws->h && ws->rh && ws->bias && ws->rbh && (ws->c || d->cell != MRT_RNN_CELL_LSTM);
-    if (!ok) ws_free(ws);
-    return ok;
-}
-
-static mrt_status run_typed(const mrt_rnn_desc *d, const rnn_io *io, bool is_double)
-{
-    rnn_ws ws;
-    if (!ws_alloc(d, is_double ? sizeof(double) : sizeof(float), &ws)) return MRT_STATUS_OUT_OF_MEMORY;
     for (int dir = 0; dir < d->num_dir; dir++) {
-        if (is_double) rnn_direction_f64(d, io, dir, &ws);
-        else rnn_direction_f32(d, io, dir, &ws);
+        if (is_double) rnn_direction_f64(d, io, dir, ws);
+        else rnn_direction_f32(d, io, dir, ws);
     }
-    ws_free(&ws);
     return MRT_STATUS_OK;
 }
 
@@ -116,33 +91,23 @@ static mrt_status read_lens(mrt_op_ctx *ctx, const mrt_rnn_desc *d, int64_t *len
     return MRT_STATUS_OK;
 }
 
-/* float16/bfloat16: float copies of the inputs, float outputs narrowed at the end. */
-static mrt_status run_half(mrt_op_ctx *ctx, const mrt_rnn_desc *d, rnn_io *io)
+/* float16/bfloat16: float copies of the inputs and outputs (workspace parts 8-17), outputs narrowed at the end. */
+static mrt_status run_half(mrt_op_ctx *ctx, const mrt_rnn_desc *d, rnn_io *io, void *const *part, rnn_ws *ws)
 {
     static const int in_idx[7] = {0, 1, 2, 3, 5, 6, 7};
     const void **in_ptr[7] = {&io->x, &io->w, &io->r, &io->b, &io->h0, &io->c0, &io->p};
-    float *wide[7] = {0}, *outs[3] = {0};
     void **out_ptr[3] = {&io->y, &io->yh, &io->yc};
-    mrt_status st = MRT_STATUS_OK;
-    for (int i = 0; i < 7 && st == MRT_STATUS_OK; i++) {
+    for (int i = 0; i < 7; i++) {
         if (!*in_ptr[i]) continue;
-        wide[i] = mrt_lin_widen(mrt_input(ctx, in_idx[i]));
-        if (!wide[i]) st = MRT_STATUS_OUT_OF_MEMORY;
-        *in_ptr[i] = wide[i];
+        mrt_lin_widen_into(mrt_input(ctx, in_idx[i]), part[8 + i]);
+        *in_ptr[i] = part[8 + i];
     }
-    for (int i = 0; i < 3 && st == MRT_STATUS_OK; i++) {
-        if (!*out_ptr[i]) continue;
-        outs[i] = zalloc(mrt_tensor_numel(mrt_output(ctx, i)), sizeof(float));
-        if (!outs[i]) st = MRT_STATUS_OUT_OF_MEMORY;
-        *out_ptr[i] = outs[i];
-    }
-    if (st == MRT_STATUS_OK) st = run_typed(d, io, false);
-    if (st == MRT_STATUS_OK)
-        for (int i = 0; i < 3; i++)
-            if (outs[i]) mrt_lin_narrow(mrt_output(ctx, i), outs[i]);
-    for (int i = 0; i < 7; i++) free(wide[i]);
-    for (int i = 0; i < 3; i++) free(outs[i]);
-    return st;
+    for (int i = 0; i < 3; i++)
+        if (*out_ptr[i]) *out_ptr[i] = part[15 + i];
+    MRT_TRY(run_typed(d, io, false, ws));
+    for (int i = 0; i < 3; i++)
+        if (*out_ptr[i]) mrt_lin_narrow(mrt_output(ctx, i), part[15 + i]);
+    return MRT_STATUS_OK;
 }
 
 static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
@@ -150,13 +115,16 @@ static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
     mrt_rnn_desc d;
     MRT_TRY(mrt_rnn_desc_get(ctx, &d));
     MRT_TRY(mrt_lin_blas_check(ctx, d.seq * d.batch, d.gates * d.hidden, d.input > d.hidden ? d.input : d.hidden));
-    int64_t *lens = zalloc(d.batch, sizeof(int64_t));
-    if (!lens) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (sequence lengths)");
-    mrt_status st = read_lens(ctx, &d, lens);
-    if (st != MRT_STATUS_OK) {
-        free(lens);
-        return st;
-    }
+    int64_t counts[MRT_RNN_WS_PARTS];
+    void *part[MRT_RNN_WS_PARTS];
+    if (!mrt_rnn_workspace_parts(ctx, &d, counts))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the work buffers' size overflows");
+    if (!mrt_workspace_parts(ctx, MRT_RNN_WS_PARTS, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY;
+    int64_t *lens = part[0];
+    MRT_TRY(read_lens(ctx, &d, lens));
+    rnn_ws ws;
+    ws_carve(part, counts, &ws);
+    mrt_status st;
     const mrt_tensor *in[8];
     for (int i = 0; i < 8; i++) in[i] = mrt_input(ctx, i);
     bool lstm = d.cell == MRT_RNN_CELL_LSTM;
@@ -171,11 +139,9 @@ static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
     io.yh = yh ? yh->data : NULL;
     io.yc = yc ? yc->data : NULL;
     mrt_dtype dt = in[0]->dtype;
-    if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE) st = run_typed(&d, &io, dt == MRT_DTYPE_DOUBLE);
-    else if (mrt_lin_is_half(dt)) st = run_half(ctx, &d, &io);
+    if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE) st = run_typed(&d, &io, dt == MRT_DTYPE_DOUBLE, &ws);
+    else if (mrt_lin_is_half(dt)) st = run_half(ctx, &d, &io, part, &ws);
     else st = mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s not supported", mrt_dtype_name(dt));
-    free(lens);
-    if (st == MRT_STATUS_OUT_OF_MEMORY) return mrt_op_fail(ctx, st, "out of memory (RNN work buffers)");
     return st;
 }
 

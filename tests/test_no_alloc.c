@@ -269,6 +269,26 @@ Test(no_alloc, second_run_of_ops_with_scratch_memory)
     th_input(c, &x);
     th_attr_int(c, "num_outputs", 2);
     expect_second_run_allocates_nothing(c, 2, "Split");
+    const char *cells[3] = {"RNN", "GRU", "LSTM"};
+    for (int i = 0; i < 6; i++) {
+        int gates = i % 3 == 0 ? 1 : i % 3 == 1 ? 3 : 4;
+        mrt_dtype dt = i < 3 ? MRT_DTYPE_FLOAT : MRT_DTYPE_FLOAT16;
+        mrt_tensor sx = th_rand(&r, dt, 3, (int64_t[]){3, 2, 4}, -1, 1);
+        mrt_tensor sw = th_rand(&r, dt, 3, (int64_t[]){2, gates * 5, 4}, -1, 1);
+        mrt_tensor sr = th_rand(&r, dt, 3, (int64_t[]){2, gates * 5, 5}, -1, 1);
+        c = th_begin(cells[i % 3], "", 22);
+        th_input(c, &sx);
+        th_input_const(c, &sw);
+        th_input_const(c, &sr);
+        th_attr_int(c, "hidden_size", 5);
+        th_attr_string(c, "direction", "bidirectional");
+        char label[64];
+        snprintf(label, sizeof label, "%s %s", cells[i % 3], mrt_dtype_name(dt));
+        expect_second_run_allocates_nothing(c, 2, label);
+        mrt_tensor_release(&sx);
+        mrt_tensor_release(&sw);
+        mrt_tensor_release(&sr);
+    }
     mrt_tensor_release(&ch_scale);
     mrt_tensor_release(&ch_bias);
 

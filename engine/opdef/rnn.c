@@ -225,6 +225,41 @@ mrt_status mrt_rnn_desc_get(const mrt_op_ctx *ctx, mrt_rnn_desc *d)
     return parse_activations(ctx, d);
 }
 
+/* a * b * c, false when it leaves [0, INT64_MAX] */
+static bool mul3(int64_t a, int64_t b, int64_t c, int64_t *out)
+{
+    if (a < 0 || b < 0 || c < 0) return false;
+    if (b && a > INT64_MAX / b) return false;
+    if (c && a * b > INT64_MAX / c) return false;
+    *out = a * b * c;
+    return true;
+}
+
+bool mrt_rnn_workspace_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, int64_t counts[MRT_RNN_WS_PARTS])
+{
+    mrt_dtype dt = mrt_input(ctx, 0)->dtype;
+    bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16, lstm = d->cell == MRT_RNN_CELL_LSTM;
+    int64_t elem = dt == MRT_DTYPE_DOUBLE ? 8 : 4, gh, bh, y, yh;
+    memset(counts, 0, MRT_RNN_WS_PARTS * sizeof *counts);
+    if (!mul3(d->gates, d->hidden, 1, &gh) || !mul3(d->batch, d->hidden, elem, &bh) ||
+        !mul3(d->num_dir, d->batch, d->hidden, &yh) || !mul3(d->seq, yh, 1, &y))
+        return false;
+    counts[0] = d->batch * 8;
+    if (!mul3(d->seq, d->batch, gh, &counts[1]) || !mul3(counts[1], elem, 1, &counts[1]) ||
+        !mul3(d->batch, gh, elem, &counts[2]))
+        return false;
+    counts[3] = counts[5] = bh;
+    counts[4] = lstm ? bh : 0;
+    if (!mul3(gh, 8, 1, &counts[6]) || !mul3(d->hidden, 8, 1, &counts[7])) return false;
+    if (!half) return true;
+    static const int in_idx[7] = {0, 1, 2, 3, 5, 6, 7};
+    for (int i = 0; i < 7; i++) {
+        const mrt_tensor *t = mrt_input(ctx, in_idx[i]);
+        if (t && (lstm || in_idx[i] < 6)) counts[8 + i] = mrt_tensor_numel(t) * 4;
+    }
+    return mul3(y, 4, 1, &counts[15]) && mul3(yh, 4, 1, &counts[16]) && mul3(lstm ? yh : 0, 4, 1, &counts[17]);
+}
+
 static mrt_status infer_rnn(mrt_op_ctx *ctx)
 {
     mrt_rnn_desc d;
@@ -238,7 +273,10 @@ static mrt_status infer_rnn(mrt_op_ctx *ctx)
     MRT_TRY(mrt_output_set(ctx, 0, dt, 4, y));
     MRT_TRY(mrt_output_set(ctx, 1, dt, 3, yh));
     if (d.cell == MRT_RNN_CELL_LSTM) MRT_TRY(mrt_output_set(ctx, 2, dt, 3, yh));
-    return MRT_STATUS_OK;
+    int64_t counts[MRT_RNN_WS_PARTS];
+    if (!mrt_rnn_workspace_parts(ctx, &d, counts))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the work buffers' size overflows");
+    return mrt_workspace_request_parts(ctx, MRT_RNN_WS_PARTS, counts, 1);
 }
 
 const mrt_opdef mrt_opdefs_rnn[] = {

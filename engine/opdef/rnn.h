@@ -54,6 +54,14 @@ mrt_status mrt_rnn_desc_get(const mrt_op_ctx *ctx, mrt_rnn_desc *d);
 /* f(x) for one activation (the formulas of the RNN/GRU/LSTM spec). */
 double mrt_rnn_act_apply(const mrt_rnn_act *a, double x);
 
+
+/* The CPU kernel's workspace, as byte counts of MRT_RNN_WS_PARTS parts for mrt_workspace_parts (elem 1): the
+   sequence lengths; per direction X·W for every step, H·R, H, C (LSTM), the reset-gated H (GRU) in the compute
+   type, the summed biases and Rb in double; for float16/bfloat16, float copies of X, W, R, B, initial_h,
+   initial_c, P and of Y, Y_h, Y_c. False when a size overflows. */
+#define MRT_RNN_WS_PARTS 18
+bool mrt_rnn_workspace_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, int64_t counts[MRT_RNN_WS_PARTS]);
+
 #ifdef __cplusplus
 }
 #endif
