@@ -23,8 +23,7 @@ static mrt_status mrt_cpu_dropout(mrt_op_ctx *ctx)
         for (int64_t i = 0; mask && i < n; i++) mrt_store_f64(mask->dtype, mask->data, i, 1.0);
         return MRT_STATUS_OK;
     }
-    mrt_mt19937 *s = malloc(sizeof *s);
-    if (!s) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    mrt_mt19937 stream, *s = &stream; /* 2.5 KB: on the stack, not allocated per call */
     mrt_mt_seed(s, (uint32_t)mrt_attr_int(ctx, "seed", 0)); /* seeds outside [0, 2^32) wrap */
     double scale = 1.0 / (1.0 - ratio);
     for (int64_t i = 0; i < n; i++) {
@@ -32,7 +31,6 @@ static mrt_status mrt_cpu_dropout(mrt_op_ctx *ctx)
         mrt_store_f64(y->dtype, y->data, i, keep ? mrt_load_f64(x->dtype, x->data, i) * scale : 0.0);
         if (mask) mrt_store_f64(mask->dtype, mask->data, i, keep);
     }
-    free(s);
     return MRT_STATUS_OK;
 }
 

@@ -51,11 +51,10 @@ static mrt_status mrt_cpu_nll(mrt_op_ctx *ctx)
     const mrt_tensor *x = mrt_input(ctx, 0);
     int64_t n, c, d, total = mrt_tensor_numel(x);
     dims(x, &n, &c, &d);
-    double *logp = malloc((size_t)(total ? total : 1) * sizeof *logp);
-    if (!logp) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    double *logp = mrt_workspace(ctx, (size_t)total * sizeof *logp); /* requested by infer */
+    if (!logp) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t i = 0; i < total; i++) logp[i] = mrt_load_f64(x->dtype, x->data, i);
     mrt_status st = nll_core(ctx, logp, n, c, d);
-    free(logp);
     return st;
 }
 
@@ -65,8 +64,8 @@ static mrt_status mrt_cpu_softmax_cross_entropy(mrt_op_ctx *ctx)
     mrt_tensor *log_prob = mrt_output(ctx, 1);
     int64_t n, c, d, total = mrt_tensor_numel(x);
     dims(x, &n, &c, &d);
-    double *logp = malloc((size_t)(total ? total : 1) * sizeof *logp);
-    if (!logp) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    double *logp = mrt_workspace(ctx, (size_t)total * sizeof *logp); /* requested by infer */
+    if (!logp) return MRT_STATUS_OUT_OF_MEMORY;
     /* log-softmax over the class axis, stable */
     for (int64_t i = 0; i < n; i++)
         for (int64_t k = 0; k < d; k++) {
@@ -82,7 +81,6 @@ static mrt_status mrt_cpu_softmax_cross_entropy(mrt_op_ctx *ctx)
     if (log_prob)
         for (int64_t i = 0; i < total; i++) mrt_store_f64(log_prob->dtype, log_prob->data, i, logp[i]);
     mrt_status st = nll_core(ctx, logp, n, c, d);
-    free(logp);
     return st;
 }
 

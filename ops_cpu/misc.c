@@ -247,8 +247,8 @@ static mrt_status mrt_cpu_det(mrt_op_ctx *ctx)
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t m = x->shape[x->rank - 1], batch = mrt_tensor_numel(y), mm = m * m;
-    double *a = malloc((size_t)(mm > 0 ? mm : 1) * sizeof *a);
-    if (!a) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %lldx%lld matrix)", (long long)m, (long long)m);
+    double *a = mrt_workspace(ctx, (size_t)mm * sizeof *a); /* requested by infer */
+    if (!a) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t b = 0; b < batch; b++) {
         for (int64_t i = 0; i < mm; i++) a[i] = mrt_load_f64(x->dtype, x->data, b * mm + i);
         double det = 1.0;
@@ -277,7 +277,6 @@ static mrt_status mrt_cpu_det(mrt_op_ctx *ctx)
         }
         mrt_store_f64(y->dtype, y->data, b, det);
     }
-    free(a);
     return MRT_STATUS_OK;
 }
 
@@ -299,8 +298,7 @@ static mrt_status fill_random(mrt_op_ctx *ctx, bool normal)
     mrt_tensor *y = mrt_output(ctx, 0);
     mrt_dtype dt = y->dtype;
     int64_t n = mrt_tensor_numel(y);
-    mrt_mt19937 *s = malloc(sizeof *s);
-    if (!s) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    mrt_mt19937 stream, *s = &stream; /* 2.5 KB: on the stack, not allocated per call */
     seed_stream(ctx, s);
     double scale, shift;
     if (normal) {
@@ -315,7 +313,6 @@ static mrt_status fill_random(mrt_op_ctx *ctx, bool normal)
         double v = mrt_round_to(dt, normal ? mrt_mt_gauss(s) : mrt_mt_double(s));
         mrt_store_f64(dt, y->data, i, mrt_round_to(dt, v * scale) + shift);
     }
-    free(s);
     return MRT_STATUS_OK;
 }
 
@@ -333,11 +330,9 @@ static mrt_status mrt_cpu_bernoulli(mrt_op_ctx *ctx)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "probability %g at index %lld of 'input' is outside [0, 1]", p,
                                (long long)i);
     }
-    mrt_mt19937 *s = malloc(sizeof *s);
-    if (!s) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    mrt_mt19937 stream, *s = &stream; /* 2.5 KB: on the stack, not allocated per call */
     seed_stream(ctx, s);
     for (int64_t i = 0; i < n; i++) mrt_store_i64(y->dtype, y->data, i, mrt_mt_bernoulli(s, mrt_load_f64(x->dtype, x->data, i)));
-    free(s);
     return MRT_STATUS_OK;
 }
 

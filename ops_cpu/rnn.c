@@ -102,8 +102,8 @@ static mrt_status run_half(mrt_op_ctx *ctx, const mrt_rnn_desc *d, rnn_io *io, v
         mrt_lin_widen_into(mrt_input(ctx, in_idx[i]), part[8 + i]);
         *in_ptr[i] = part[8 + i];
     }
-    for (int i = 0; i < 3; i++)
-        if (*out_ptr[i]) *out_ptr[i] = part[15 + i];
+    for (int i = 0; i < 3; i++) /* zeroed: steps past a sequence's length are left untouched, and must read 0 */
+        if (*out_ptr[i]) *out_ptr[i] = memset(part[15 + i], 0, (size_t)mrt_tensor_numel(mrt_output(ctx, i)) * sizeof(float));
     MRT_TRY(run_typed(d, io, false, ws));
     for (int i = 0; i < 3; i++)
         if (*out_ptr[i]) mrt_lin_narrow(mrt_output(ctx, i), part[15 + i]);

@@ -121,8 +121,9 @@ Test(no_alloc, second_run_of_the_exported_models)
 
 /* ------------------------------------------------------------------ one op at a time */
 
-/* The kernels that need scratch memory (index tables, float16 copies, sort buffers, interpolation tables) take
-   it from the planned workspace: run each op twice in one session and count the second run's allocations. */
+/* The kernels that need scratch memory (index tables, float16 copies, sort buffers, interpolation tables, RNN
+   step buffers) take it from the planned workspace: run each op twice in one session and count the second run's
+   allocations. */
 static void expect_second_run_allocates_nothing(th_case *c, int n_out, const char *label)
 {
     mrt_session_options opt = mrt_session_options_default();
@@ -289,6 +290,25 @@ Test(no_alloc, second_run_of_ops_with_scratch_memory)
         mrt_tensor_release(&sw);
         mrt_tensor_release(&sr);
     }
+    mrt_tensor sq = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 4, 4}, -1, 1);
+    c = th_begin("Det", "", 22);
+    th_input(c, &sq);
+    expect_second_run_allocates_nothing(c, 1, "Det");
+    mrt_tensor target = th_from_f64(MRT_DTYPE_INT64, 1, (int64_t[]){6}, (double[]){0, 4, 1, 2, 3, 0});
+    c = th_begin("NegativeLogLikelihoodLoss", "", 22);
+    th_input(c, &x);
+    th_input(c, &target);
+    expect_second_run_allocates_nothing(c, 1, "NegativeLogLikelihoodLoss");
+    c = th_begin("SoftmaxCrossEntropyLoss", "", 13);
+    th_input(c, &x);
+    th_input(c, &target);
+    expect_second_run_allocates_nothing(c, 2, "SoftmaxCrossEntropyLoss");
+    c = th_begin("RandomNormal", "", 22);
+    th_attr_ints(c, "shape", 2, (int64_t[]){3, 4});
+    th_attr_float(c, "seed", 3);
+    expect_second_run_allocates_nothing(c, 1, "RandomNormal");
+    mrt_tensor_release(&sq);
+    mrt_tensor_release(&target);
     mrt_tensor_release(&ch_scale);
     mrt_tensor_release(&ch_bias);
 

@@ -231,6 +231,10 @@ static mrt_status infer_det(mrt_op_ctx *ctx)
     if (x->rank < 2 || x->shape[x->rank - 1] != x->shape[x->rank - 2])
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input 'X' has shape %s, expected [*, M, M] (square matrices)",
                            mrt_shape_describe(x->rank, x->shape, buf, sizeof buf));
+    int64_t m = x->shape[x->rank - 1];
+    if (m > 0 && m > INT64_MAX / 8 / m)
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "%lldx%lld matrices are too large", (long long)m, (long long)m);
+    mrt_workspace_request(ctx, (size_t)(m * m) * sizeof(double)); /* the kernel's elimination copy */
     return mrt_output_set(ctx, 0, x->dtype, x->rank - 2, x->shape);
 }
 
