@@ -133,9 +133,14 @@ void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes)
 {
     static _Alignas(64) char empty[64]; /* for a zero-byte request: a valid pointer, nothing allocated */
     if (bytes == 0) return empty;
-    if (ctx->workspace && bytes <= ctx->workspace_bytes) return ctx->workspace;
-    void *p = ctx->exec ? mrt_exec_scratch(ctx->exec, bytes) : NULL;
+    void *p = ctx->workspace && bytes <= ctx->workspace_bytes ? ctx->workspace
+              : ctx->exec                                     ? mrt_exec_scratch(ctx->exec, bytes)
+                                                              : NULL;
     if (!p) mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %zu-byte kernel workspace)", bytes);
+#ifdef MRT_POISON_WORKSPACE
+    /* sanitizer builds: a workspace holds whatever the previous step left, never zeros a kernel may count on */
+    if (p) memset(p, 0xFF, bytes); /* NaN as float or double, -1 as an integer */
+#endif
     return p;
 }
 

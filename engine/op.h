@@ -86,8 +86,9 @@ const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i);
    several buffers out of one request). Without a plan (dynamic shapes, folding, --no-mem-plan) the engine
    serves the request from a buffer it grows on demand and keeps across runs. */
 void mrt_workspace_request(mrt_op_ctx *ctx, size_t bytes);
-/* At least `bytes`, 64-byte aligned, valid until the kernel returns; NULL (with a failed status from
-   mrt_op_fail already set) only when the memory can't be had. */
+/* At least `bytes`, 64-byte aligned, valid until the kernel returns, holding garbage (sanitizer builds fill it
+   with 0xFF bytes, NaN or -1, to prove no kernel counts on zeros); NULL (with a failed status from mrt_op_fail
+   already set) only when the memory can't be had. */
 void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes);
 
 /* One workspace carved into n buffers of counts[i] elements of elem_bytes each, every buffer 64-byte aligned (a
