@@ -165,48 +165,31 @@ Test(no_alloc, second_run_of_ops_with_scratch_memory)
     mrt_tensor axes = th_vec_i64(1, (int64_t[]){1});
     th_case *c;
 
-    c = th_begin("Gather", "", 13);
-    th_input(c, &x);
-    th_input(c, &idx);
-    expect_second_run_allocates_nothing(c, 1, "Gather");
-    c = th_begin("GatherElements", "", 13);
-    th_input(c, &x);
-    th_input(c, &idx_el);
-    expect_second_run_allocates_nothing(c, 1, "GatherElements");
-    c = th_begin("GatherND", "", 13);
-    th_input(c, &x);
-    th_input(c, &idx_nd);
-    expect_second_run_allocates_nothing(c, 1, "GatherND");
-    c = th_begin("ScatterElements", "", 18);
-    th_input(c, &x);
-    th_input(c, &idx_el);
-    th_input(c, &upd_el);
-    expect_second_run_allocates_nothing(c, 1, "ScatterElements");
-    c = th_begin("ScatterND", "", 18);
-    th_input(c, &x);
-    th_input(c, &idx_nd);
-    th_input(c, &upd_nd);
-    expect_second_run_allocates_nothing(c, 1, "ScatterND");
+    /* ops whose inputs are all plain (runtime) tensors, K of TopK excepted */
+    const struct {
+        const char *op, *label;
+        int opset, n_out;
+        const mrt_tensor *in[3];
+    } plain[] = {
+        {"Gather", "Gather", 13, 1, {&x, &idx}},
+        {"GatherElements", "GatherElements", 13, 1, {&x, &idx_el}},
+        {"GatherND", "GatherND", 13, 1, {&x, &idx_nd}},
+        {"ScatterElements", "ScatterElements", 18, 1, {&x, &idx_el, &upd_el}},
+        {"ScatterND", "ScatterND", 18, 1, {&x, &idx_nd, &upd_nd}},
+        {"MatMul", "MatMul float16", 13, 1, {&h, &hw}},
+        {"Gemm", "Gemm float16", 13, 1, {&h, &hw}},
+        {"MatMulInteger", "MatMulInteger", 10, 1, {&q8, &q8w}},
+        {"ConvInteger", "ConvInteger", 10, 1, {&q8x4, &q8k}},
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++) {
+        c = th_begin(plain[i].op, "", plain[i].opset);
+        for (int j = 0; j < 3 && plain[i].in[j]; j++) th_input(c, plain[i].in[j]);
+        expect_second_run_allocates_nothing(c, plain[i].n_out, plain[i].label);
+    }
     c = th_begin("TopK", "", 11);
     th_input(c, &x);
     th_input_const(c, &k);
     expect_second_run_allocates_nothing(c, 2, "TopK");
-    c = th_begin("MatMul", "", 13);
-    th_input(c, &h);
-    th_input(c, &hw);
-    expect_second_run_allocates_nothing(c, 1, "MatMul float16");
-    c = th_begin("Gemm", "", 13);
-    th_input(c, &h);
-    th_input(c, &hw);
-    expect_second_run_allocates_nothing(c, 1, "Gemm float16");
-    c = th_begin("MatMulInteger", "", 10);
-    th_input(c, &q8);
-    th_input(c, &q8w);
-    expect_second_run_allocates_nothing(c, 1, "MatMulInteger");
-    c = th_begin("ConvInteger", "", 10);
-    th_input(c, &q8x4);
-    th_input(c, &q8k);
-    expect_second_run_allocates_nothing(c, 1, "ConvInteger");
     const char *pools[3] = {"MaxPool", "AveragePool", "LpPool"};
     for (int i = 0; i < 3; i++) {
         c = th_begin(pools[i], "", 18);
