@@ -16,7 +16,7 @@ static const double PI = 3.14159265358979323846;
 
 /* Lengths up to this use the direct sum when they are not a power of two; longer ones Bluestein's chirp-z
    transform (a convolution through power-of-two FFTs). */
-#define DIRECT_MAX 64
+#define DIRECT_MAX MRT_DFT_DIRECT_MAX
 
 /* One transform length and direction: p->re/im (length n) in, the transform out. */
 typedef struct dft_plan {
@@ -30,15 +30,6 @@ typedef struct dft_plan {
     double *chr, *chi;   /* kind 2: [n] chirp exp(sign*i*pi*j^2/n) */
     double *bre, *bim;   /* kind 2: [m] FFT of the conjugate chirp */
 } dft_plan;
-
-static void plan_free(dft_plan *p)
-{
-    double *bufs[10] = {p->cs, p->sn, p->re, p->im, p->tre, p->tim, p->chr, p->chi, p->bre, p->bim};
-    for (int i = 0; i < 10; i++) free(bufs[i]);
-    memset(p, 0, sizeof *p);
-}
-
-static double *dalloc(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(double)); }
 
 /* In-place radix-2 FFT of length m (a power of two) with twiddles cs/sn of that length. */
 static void fft_pow2(int64_t m, const double *cs, const double *sn, int sign, double *re, double *im)
@@ -67,35 +58,23 @@ static void fft_pow2(int64_t m, const double *cs, const double *sn, int sign, do
     }
 }
 
-static bool plan_init(dft_plan *p, int64_t n, int sign)
+/* The plan's buffers come from the workspace infer requested (mrt_dft_plan_parts); false (op failed) when the
+   memory can't be had. */
+static bool plan_init(mrt_op_ctx *ctx, dft_plan *p, int64_t n, int sign)
 {
     memset(p, 0, sizeof *p);
+    int64_t parts[MRT_DFT_PARTS];
+    double *buf[MRT_DFT_PARTS];
+    if (!mrt_dft_plan_parts(n, parts) || !mrt_workspace_parts(ctx, MRT_DFT_PARTS, parts, sizeof(double), (void **)buf))
+        return false;
     p->n = n;
     p->sign = sign;
     bool pow2 = n > 0 && (n & (n - 1)) == 0;
     p->kind = pow2 || n <= 1 ? 0 : n <= DIRECT_MAX ? 1 : 2;
-    p->m = n;
-    if (p->kind == 2)
-        for (p->m = 1; p->m < 2 * n - 1; p->m <<= 1) {}
-    int64_t tw = p->kind == 1 ? n : p->m, work = p->kind == 2 ? p->m : n;
-    p->cs = dalloc(tw);
-    p->sn = dalloc(tw);
-    p->re = dalloc(n);
-    p->im = dalloc(n);
-    p->tre = dalloc(work);
-    p->tim = dalloc(work);
-    bool ok = p->cs && p->sn && p->re && p->im && p->tre && p->tim;
-    if (ok && p->kind == 2) {
-        p->chr = dalloc(n);
-        p->chi = dalloc(n);
-        p->bre = dalloc(p->m);
-        p->bim = dalloc(p->m);
-        ok = p->chr && p->chi && p->bre && p->bim;
-    }
-    if (!ok) {
-        plan_free(p);
-        return false;
-    }
+    p->m = p->kind == 2 ? parts[8] : n;
+    int64_t tw = parts[0];
+    p->cs = buf[0], p->sn = buf[1], p->re = buf[2], p->im = buf[3], p->tre = buf[4], p->tim = buf[5];
+    if (p->kind == 2) p->chr = buf[6], p->chi = buf[7], p->bre = buf[8], p->bim = buf[9];
     for (int64_t j = 0; j < tw; j++) {
         double t = 2 * PI * (double)j / (double)tw;
         p->cs[j] = cos(t);
@@ -191,8 +170,7 @@ static mrt_status mrt_cpu_dft(mrt_op_ctx *ctx)
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
                            "DFT length %lld is beyond the supported 2^31 - 1", (long long)d.n);
     dft_plan p;
-    if (!plan_init(&p, d.n, d.inverse ? 1 : -1))
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (DFT of length %lld)", (long long)d.n);
+    if (!plan_init(ctx, &p, d.n, d.inverse ? 1 : -1)) return MRT_STATUS_OUT_OF_MEMORY;
     const bool irfft = d.inverse && d.onesided;
     const double scale = d.inverse ? 1.0 / (double)d.n : 1.0;
     const int64_t n = d.n;
@@ -229,7 +207,6 @@ static mrt_status mrt_cpu_dft(mrt_op_ctx *ctx)
                 if (d.out_comp == 2) mrt_store_f64(y->dtype, y->data, at + 1, p.im[k] * scale);
             }
         }
-    plan_free(&p);
     return MRT_STATUS_OK;
 }
 
@@ -249,8 +226,7 @@ static mrt_status mrt_cpu_stft(mrt_op_ctx *ctx)
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
                            "frame length %lld is beyond the supported 2^31 - 1", (long long)d.frame);
     dft_plan p;
-    if (!plan_init(&p, d.frame, -1))
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (DFT of length %lld)", (long long)d.frame);
+    if (!plan_init(ctx, &p, d.frame, -1)) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t b = 0; b < d.batch; b++)
         for (int64_t f = 0; f < d.frames; f++) {
             for (int64_t t = 0; t < d.frame; t++) {
@@ -266,7 +242,6 @@ static mrt_status mrt_cpu_stft(mrt_op_ctx *ctx)
                 mrt_store_f64(y->dtype, y->data, at + 1, p.im[k]);
             }
         }
-    plan_free(&p);
     return MRT_STATUS_OK;
 }
 

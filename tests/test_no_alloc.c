@@ -290,6 +290,28 @@ Test(no_alloc, second_run_of_ops_with_scratch_memory)
     th_attr_ints(c, "shape", 2, (int64_t[]){3, 4});
     th_attr_float(c, "seed", 3);
     expect_second_run_allocates_nothing(c, 1, "RandomNormal");
+    const int64_t lens[3] = {16, 12, 100}; /* radix-2, direct sum, Bluestein */
+    for (int i = 0; i < 3; i++) {
+        mrt_tensor sig = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, lens[i], 1}, -1, 1);
+        c = th_begin("DFT", "", 17);
+        th_input(c, &sig);
+        th_attr_int(c, "axis", 1);
+        char label[32];
+        snprintf(label, sizeof label, "DFT of %lld", (long long)lens[i]);
+        expect_second_run_allocates_nothing(c, 1, label);
+        mrt_tensor_release(&sig);
+    }
+    mrt_tensor audio = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 64, 1}, -1, 1);
+    mrt_tensor step = th_scalar_i64(8), frame = th_scalar_i64(20);
+    c = th_begin("STFT", "", 17);
+    th_input(c, &audio);
+    th_input_const(c, &step);
+    th_input_absent(c);
+    th_input_const(c, &frame);
+    expect_second_run_allocates_nothing(c, 1, "STFT");
+    mrt_tensor_release(&audio);
+    mrt_tensor_release(&step);
+    mrt_tensor_release(&frame);
     mrt_tensor_release(&sq);
     mrt_tensor_release(&target);
     mrt_tensor_release(&ch_scale);

@@ -120,6 +120,29 @@ mrt_status mrt_dft_desc_get(const mrt_op_ctx *ctx, mrt_dft_desc *d, bool *ready)
     return MRT_STATUS_OK;
 }
 
+bool mrt_dft_plan_parts(int64_t n, int64_t parts[MRT_DFT_PARTS])
+{
+    if (n < 0 || n > INT32_MAX) return false;
+    bool pow2 = n > 0 && (n & (n - 1)) == 0;
+    int kind = pow2 || n <= 1 ? 0 : n <= MRT_DFT_DIRECT_MAX ? 1 : 2;
+    int64_t m = n;
+    if (kind == 2)
+        for (m = 1; m < 2 * n - 1; m <<= 1) {}
+    int64_t tw = kind == 1 ? n : m, work = kind == 2 ? m : n;
+    int64_t counts[MRT_DFT_PARTS] = {tw, tw, n, n, work, work, kind == 2 ? n : 0, kind == 2 ? n : 0,
+                                     kind == 2 ? m : 0, kind == 2 ? m : 0};
+    memcpy(parts, counts, sizeof counts);
+    return true;
+}
+
+/* After a successful infer: the kernel's transform plan for length n in the workspace. */
+static mrt_status request_plan(mrt_op_ctx *ctx, int64_t n, mrt_status st)
+{
+    int64_t parts[MRT_DFT_PARTS];
+    if (st || !mrt_dft_plan_parts(n, parts)) return st; /* too long: the kernel refuses it by name */
+    return mrt_workspace_request_parts(ctx, MRT_DFT_PARTS, parts, sizeof(double));
+}
+
 static mrt_status infer_dft(mrt_op_ctx *ctx)
 {
     mrt_dft_desc d;
@@ -131,7 +154,7 @@ static mrt_status infer_dft(mrt_op_ctx *ctx)
     memcpy(shape, x->shape, sizeof shape);
     shape[d.axis] = d.out_len;
     shape[x->rank - 1] = d.out_comp;
-    return mrt_output_set(ctx, 0, x->dtype, x->rank, shape);
+    return request_plan(ctx, d.n, mrt_output_set(ctx, 0, x->dtype, x->rank, shape));
 }
 
 /* ------------------------------------------------------------------ STFT */
@@ -192,7 +215,7 @@ static mrt_status infer_stft(mrt_op_ctx *ctx)
     MRT_TRY(mrt_stft_desc_get(ctx, &d, &ready));
     if (!ready) return mrt_infer_dynamic(ctx);
     int64_t shape[4] = {d.batch, d.frames, d.bins, 2};
-    return mrt_output_set(ctx, 0, mrt_input(ctx, 0)->dtype, 4, shape);
+    return request_plan(ctx, d.frame, mrt_output_set(ctx, 0, mrt_input(ctx, 0)->dtype, 4, shape));
 }
 
 /* ------------------------------------------------------------------ MelWeightMatrix */
