@@ -480,6 +480,8 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         for (int i = 0; !st && i < nd->n_outputs; i++)
             if (b.out[i]) memset(b.out[i], 0, sizeof *b.out[i]);
         if (!st) st = attr_verdict(&b, step->def->infer(&ctx));
+        /* refused here, naming the node, rather than as an anonymous arena too large to allocate */
+        if (!st) st = mrt_check_alloc(ctx.workspace_request, "the kernel's workspace for these input shapes");
         if (st) {
             ctx_release(&b);
             return node_error(nd, st);

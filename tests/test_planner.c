@@ -2,6 +2,7 @@
  * dead nodes go, and a second run with the same shapes reuses the plan. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/graph.h"
@@ -177,4 +178,20 @@ Test(planner, inplace_only_where_input_is_not_broadcast)
     mrt_tensor_release(&x);
     mrt_tensor_release(&big);
     mrt_model_free(m);
+}
+
+/* A kernel workspace beyond the allocation limit is refused at plan time naming the node, not later as an
+   anonymous arena too large to allocate (a 30x30 kernel over 60x60: 3.5 MB of im2col for 4 KB of output). */
+Test(planner, workspace_over_the_allocation_limit_names_the_node)
+{
+    setenv("MRT_MAX_ALLOC_BYTES", "1000000", 1); /* read once per process; Criterion runs each test in its own */
+    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 60, 60}, NULL);
+    mrt_tensor w = th_from_f64(MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 30, 30}, NULL);
+    th_case *c = th_begin("Conv", "", 11);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    th_expect_failure(c, 1, "(Conv): refusing to allocate", "huge im2col workspace");
+    cr_assert(strstr(mrt_last_error(), "the kernel's workspace for these input shapes"), "%s", mrt_last_error());
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
 }
