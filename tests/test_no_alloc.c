@@ -221,6 +221,33 @@ Test(no_alloc, second_run_of_ops_with_scratch_memory)
         th_attr_string(c, "mode", modes[i]);
         expect_second_run_allocates_nothing(c, 1, modes[i]);
     }
+    /* downsampling with antialias (wider footprints), tf_crop_and_resize (out-of-range flags), Upsample-9 */
+    mrt_tensor small = th_vec_i64(4, (int64_t[]){1, 3, 3, 5}), roi = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){8},
+                                                                                   (double[]){0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3});
+    c = th_begin("Resize", "", 19);
+    th_input(c, &x4);
+    th_input_absent(c);
+    th_input_absent(c);
+    th_input_const(c, &small);
+    th_attr_string(c, "mode", "cubic");
+    th_attr_int(c, "antialias", 1);
+    expect_second_run_allocates_nothing(c, 1, "Resize cubic antialias");
+    c = th_begin("Resize", "", 19);
+    th_input(c, &x4);
+    th_input_const(c, &roi);
+    th_input_absent(c);
+    th_input_const(c, &sizes);
+    th_attr_string(c, "mode", "linear");
+    th_attr_string(c, "coordinate_transformation_mode", "tf_crop_and_resize");
+    expect_second_run_allocates_nothing(c, 1, "Resize tf_crop_and_resize");
+    mrt_tensor up_scales = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){4}, (double[]){1, 1, 2, 1.5});
+    c = th_begin("Upsample", "", 9);
+    th_input(c, &x4);
+    th_input_const(c, &up_scales);
+    expect_second_run_allocates_nothing(c, 1, "Upsample");
+    mrt_tensor_release(&small);
+    mrt_tensor_release(&roi);
+    mrt_tensor_release(&up_scales);
     c = th_begin("Einsum", "", 12);
     th_input(c, &x);
     th_input(c, &x);
