@@ -24,15 +24,6 @@ static inline void mrt_lin_widen_into(const mrt_tensor *t, float *f)
     }
 }
 
-/* A float copy of a float16/bfloat16 (or float) tensor; free() it. NULL only when out of memory. */
-static inline float *mrt_lin_widen(const mrt_tensor *t)
-{
-    int64_t n = mrt_tensor_numel(t);
-    float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (f) mrt_lin_widen_into(t, f);
-    return f;
-}
-
 /* Round float values into a float16/bfloat16 (or float) tensor. */
 static inline void mrt_lin_narrow(mrt_tensor *t, const float *f)
 {
