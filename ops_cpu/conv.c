@@ -206,6 +206,16 @@ static void depthwise2d_f32(const mrt_conv_params *p, const float *x, const floa
     int64_t H = win->in[0], W = win->in[1], OH = win->out[0], OW = win->out[1], KH = win->kernel[0], KW = win->kernel[1];
     int64_t sh = win->stride[0], sw = win->stride[1], dh = win->dilation[0], dw = win->dilation[1];
     int64_t ph = win->pad_begin[0], pw = win->pad_begin[1];
+    /* the output columns tap kw reaches inside the input, [lo, hi): the same on every row, so computed once here
+       (two integer divisions per tap and row cost more than a small plane's arithmetic) */
+    enum { MAX_TAPS = 64 };
+    int64_t lo_of[MAX_TAPS], hi_of[MAX_TAPS];
+    for (int64_t kw = 0; kw < KW && kw < MAX_TAPS; kw++) {
+        int64_t off = kw * dw - pw; /* iw = ow * sw + off */
+        lo_of[kw] = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        hi_of[kw] = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+        if (hi_of[kw] > OW) hi_of[kw] = OW;
+    }
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t c = 0; c < p->c; c++) {
             const float *xp = x + (n * p->c + c) * H * W, *wp = w + c * KH * KW;
@@ -219,10 +229,15 @@ static void depthwise2d_f32(const mrt_conv_params *p, const float *x, const floa
                     const float *xr = xp + ih * W;
                     for (int64_t kw = 0; kw < KW; kw++) {
                         float wv = wp[kh * KW + kw];
-                        int64_t off = kw * dw - pw; /* iw = ow * sw + off */
-                        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-                        int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-                        if (hi > OW) hi = OW;
+                        int64_t off = kw * dw - pw, lo, hi;
+                        if (kw < MAX_TAPS) {
+                            lo = lo_of[kw];
+                            hi = hi_of[kw];
+                        } else {
+                            lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                            hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+                            if (hi > OW) hi = OW;
+                        }
                         if (sw == 1)
                             for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + off];
                         else
