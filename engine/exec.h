@@ -88,6 +88,7 @@ struct mrt_session {
     mrt_registry *registry;
     mrt_exec *main;
     int n_threads;
+    mrt_threadpool *pool;        /* n_threads threads, the caller's included (engine/threadpool.h) */
     mrt_value *bound;            /* mrt_session_run's inputs in graph order (reused) */
     /* the standard's function bodies this session runs, parsed on first use (engine/function.c) */
     const struct mrt_std_function **std_src;

@@ -332,3 +332,8 @@ void mrt_shape_strides(int rank, const int64_t *shape, int64_t *strides)
         s *= shape[i];
     }
 }
+
+void mrt_parallel_for(const mrt_op_ctx *ctx, int64_t n, int64_t grain, mrt_range_fn fn, void *arg)
+{
+    mrt_threadpool_run(ctx ? ctx->pool : NULL, n, grain, fn, arg);
+}

@@ -19,6 +19,7 @@
 #include "engine/dtype.h"
 #include "engine/graph.h"
 #include "engine/status.h"
+#include "engine/threadpool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,9 @@ struct mrt_op_ctx {
     size_t workspace_request;    /* set by mrt_workspace_request in infer */
     void *workspace;             /* in run: the planned workspace, or NULL (see mrt_workspace) */
     size_t workspace_bytes;
+    struct mrt_threadpool *pool; /* the session's threads (see mrt_parallel_for) */
+    const void *kernel_state;    /* in run: what the kernel's prepare built for this step, or NULL */
+    const struct mrt_epilogue *epilogue; /* in run: element-wise work fused into this node (see ops_cpu/epilogue.h), or NULL */
 };
 
 /* ---- inputs and outputs */
@@ -96,6 +100,11 @@ void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes);
    fetches it and gets the buffers' addresses in parts[] (NULL, status set, when the memory can't be had). */
 mrt_status mrt_workspace_request_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes);
 void *mrt_workspace_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes, void **parts);
+
+/* ---- threads: run fn over [0, n) in ranges of at least `grain` indices on the session's threads (the caller
+   included); returns when all are done. See engine/threadpool.h: ranges vary between calls, so each index's
+   result must depend on that index alone. */
+void mrt_parallel_for(const mrt_op_ctx *ctx, int64_t n, int64_t grain, mrt_range_fn fn, void *arg);
 
 /* ---- attributes (by name; defaults when absent). An attribute of another type also gives the default, and
    the engine then fails the node naming the attribute and both types. Accepted conversions: an int where a

@@ -42,6 +42,11 @@ typedef struct mrt_kernel {
     mrt_run_fn run;
     /* Optional: false (with a reason) when this kernel can't handle the node's dtypes/attributes. */
     bool (*supports)(const mrt_op_ctx *ctx, char *why, size_t why_len);
+    /* Optional: called once per plan, after infer, for a node that runs (not folded, shapes known); inputs that
+       are constants carry their data. What it builds (packed weights) is kept with the plan, handed to run as
+       ctx->kernel_state, and freed with `release`. *state may be left NULL. */
+    mrt_status (*prepare)(mrt_op_ctx *ctx, void **state);
+    void (*release)(void *state);
 } mrt_kernel;
 
 /* Static tables: each family file defines `const mrt_opdef mrt_opdefs_<family>[]` / `const mrt_kernel

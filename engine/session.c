@@ -393,6 +393,7 @@ static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, 
     ctx->n_outputs = nd->n_outputs;
     ctx->outputs = b->out;
     ctx->n_threads = e->session->n_threads;
+    ctx->pool = e->session->pool;
     ctx->planning = planning;
     ctx->exec = e;
     ctx->attr_mismatch = &b->mismatch;
@@ -1038,8 +1039,10 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
     s->n_threads = s->opt.n_threads > 0 ? s->opt.n_threads : (ncpu > 0 ? (int)ncpu : 1);
     /* OpenBLAS's thread count is process-wide: the last session created sets it */
     mrt_blas_set_threads(s->n_threads);
-    mrt_status st = mrt_exec_new(s, model->graph, NULL, &s->main);
+    mrt_status st = mrt_threadpool_new(s->n_threads, &s->pool);
+    if (!st) st = mrt_exec_new(s, model->graph, NULL, &s->main);
     if (st) {
+        mrt_threadpool_free(s->pool);
         free(s);
         return st;
     }
@@ -1051,6 +1054,7 @@ void mrt_session_free(mrt_session *s)
 {
     if (!s) return;
     mrt_exec_free(s->main);
+    mrt_threadpool_free(s->pool);
     free(s->bound);
     mrt_session_free_std_functions(s);
     free(s);

@@ -1,0 +1,166 @@
+/* The session thread pool (see threadpool.h): one job at a time, cut into chunks claimed with an atomic
+ * counter, so a preempted thread (a shared VM) does not hold the others back. */
+#include "engine/threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+/* How long an idle worker polls before it sleeps: long enough to catch the next node of a model (a few µs
+   apart), short enough not to steal a core from other work for long. */
+enum { SPIN_ROUNDS = 20000 };
+
+struct mrt_threadpool {
+    int n_threads; /* including the caller */
+    int n_workers;
+    pthread_t *workers;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    atomic_uint generation; /* bumped for each job (and for shutdown) */
+    atomic_int sleeping;    /* workers blocked on `wake` */
+    atomic_bool stop;
+    atomic_bool busy;       /* a job is running: a second caller runs serially */
+    /* the current job */
+    mrt_range_fn fn;
+    void *arg;
+    int64_t n, chunk, n_chunks;
+    atomic_llong next_chunk;
+    atomic_int finished; /* workers done with the current job */
+};
+
+/* Set while a thread runs a task: a nested call runs serially. */
+static _Thread_local bool in_task;
+
+static void run_chunks(mrt_threadpool *p)
+{
+    in_task = true;
+    for (;;) {
+        int64_t c = atomic_fetch_add_explicit(&p->next_chunk, 1, memory_order_relaxed);
+        if (c >= p->n_chunks) break;
+        int64_t b = c * p->chunk, e = b + p->chunk < p->n ? b + p->chunk : p->n;
+        p->fn(p->arg, b, e);
+    }
+    in_task = false;
+}
+
+static void *worker_main(void *arg)
+{
+    mrt_threadpool *p = arg;
+    unsigned seen = atomic_load(&p->generation);
+    for (;;) {
+        unsigned g;
+        int spins = 0;
+        while ((g = atomic_load_explicit(&p->generation, memory_order_acquire)) == seen && spins < SPIN_ROUNDS) {
+            CPU_RELAX();
+            spins++;
+        }
+        if (g == seen) {
+            pthread_mutex_lock(&p->mu);
+            atomic_fetch_add(&p->sleeping, 1);
+            while ((g = atomic_load(&p->generation)) == seen) pthread_cond_wait(&p->wake, &p->mu);
+            atomic_fetch_sub(&p->sleeping, 1);
+            pthread_mutex_unlock(&p->mu);
+        }
+        seen = g;
+        if (atomic_load(&p->stop)) return NULL;
+        run_chunks(p);
+        atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
+    }
+}
+
+mrt_status mrt_threadpool_new(int n_threads, mrt_threadpool **out)
+{
+    *out = NULL;
+    mrt_threadpool *p = calloc(1, sizeof *p);
+    if (!p) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (thread pool)");
+    p->n_threads = n_threads > 1 ? n_threads : 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    if (p->n_threads > 1) {
+        p->workers = calloc((size_t)p->n_threads - 1, sizeof *p->workers);
+        if (!p->workers) {
+            mrt_threadpool_free(p);
+            return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (thread pool)");
+        }
+        for (int i = 0; i < p->n_threads - 1; i++) {
+            if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
+                mrt_threadpool_free(p);
+                return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "could not start thread %d of the %d-thread pool", i + 2,
+                                n_threads);
+            }
+            p->n_workers++;
+        }
+    }
+    *out = p;
+    return MRT_STATUS_OK;
+}
+
+void mrt_threadpool_free(mrt_threadpool *p)
+{
+    if (!p) return;
+    if (p->n_workers) {
+        pthread_mutex_lock(&p->mu);
+        atomic_store(&p->stop, true);
+        atomic_fetch_add(&p->generation, 1);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->mu);
+        for (int i = 0; i < p->n_workers; i++) pthread_join(p->workers[i], NULL);
+    }
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->mu);
+    free(p->workers);
+    free(p);
+}
+
+int mrt_threadpool_threads(const mrt_threadpool *p) { return p ? p->n_threads : 1; }
+
+void mrt_threadpool_run(mrt_threadpool *p, int64_t n, int64_t grain, mrt_range_fn fn, void *arg)
+{
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    bool expected = false;
+    if (!p || p->n_workers == 0 || n <= grain || in_task ||
+        !atomic_compare_exchange_strong(&p->busy, &expected, true)) {
+        bool outer = in_task;
+        in_task = true;
+        fn(arg, 0, n);
+        in_task = outer;
+        return;
+    }
+    /* a few chunks per thread balance a preempted thread; never smaller than grain */
+    int64_t max_chunks = (int64_t)p->n_threads * 4, n_chunks = n / grain;
+    if (n_chunks > max_chunks) n_chunks = max_chunks;
+    if (n_chunks < 1) n_chunks = 1;
+    p->fn = fn;
+    p->arg = arg;
+    p->n = n;
+    p->chunk = (n + n_chunks - 1) / n_chunks;
+    p->n_chunks = (n + p->chunk - 1) / p->chunk;
+    atomic_store_explicit(&p->next_chunk, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+    /* sequentially consistent, paired with the worker's increment of `sleeping` before it re-reads the generation:
+       either this load sees the sleeper or the sleeper sees the new generation */
+    atomic_fetch_add(&p->generation, 1);
+    if (atomic_load(&p->sleeping) > 0) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->mu);
+    }
+    run_chunks(p);
+    /* every worker checks in, even one that found no chunk left, so the job's fields can be reused */
+    int spins = 0;
+    while (atomic_load_explicit(&p->finished, memory_order_acquire) < p->n_workers) {
+        if (++spins < SPIN_ROUNDS) CPU_RELAX();
+        else sched_yield();
+    }
+    atomic_store(&p->busy, false);
+}

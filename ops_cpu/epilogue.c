@@ -1,0 +1,56 @@
+/* Fused epilogues (see engine/epilogue.h): each post-op is the stand-alone kernel's per-element formula. */
+#include "ops_cpu/epilogue.h"
+
+#include "ops_cpu/simd.h"
+#include "ops_cpu/vmath.h"
+
+MRT_VECTORIZE_CLONES
+static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, int64_t at)
+{
+    switch (op->kind) {
+    case MRT_POST_BATCHNORM: {
+        double a = op->a[c], b = op->b[c];
+        for (int64_t i = 0; i < n; i++) y[i] = (float)((double)y[i] * a + b);
+        break;
+    }
+    case MRT_POST_ADD: {
+        const float *o = op->other + at;
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] + o[i];
+        break;
+    }
+    case MRT_POST_RELU:
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i]; /* as Relu: NaN and -0 pass through */
+        break;
+    case MRT_POST_CLIP: {
+        float lo = op->lo, hi = op->hi;
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] < lo ? lo : y[i];
+            y[i] = v > hi ? hi : v;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, int64_t at)
+{
+    if (!ep) return;
+    for (int k = 0; k < ep->n_ops; k++) {
+        const mrt_post_op *op = &ep->ops[k];
+        if (op->kind == MRT_POST_SIGMOID) {
+            mrt_vsigmoid_f32(y, y, n);
+        } else if (op->kind == MRT_POST_SILU) {
+            /* in blocks: the sigmoid needs a copy of x */
+            float s[256];
+            for (int64_t i = 0; i < n; i += 256) {
+                int64_t m = n - i < 256 ? n - i : 256;
+                mrt_vsigmoid_f32(s, y + i, m);
+                for (int64_t j = 0; j < m; j++) y[i + j] = y[i + j] * s[j];
+            }
+        } else {
+            post_simple(op, y, n, c, at);
+        }
+    }
+}

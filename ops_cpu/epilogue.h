@@ -1,0 +1,8 @@
+/* Applying a fused epilogue (engine/epilogue.h) to a run of float32 results. */
+#pragma once
+
+#include "engine/epilogue.h"
+
+/* y[0..n) holds results of channel c starting at flat output index `at` (the index of y[0] in the output tensor,
+   which locates the residual operand of an ADD). NULL or empty epilogue: nothing to do. */
+void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, int64_t at);

@@ -1,0 +1,20 @@
+/* Float32 transcendental functions over arrays, for the element-wise kernels and for the epilogues fused into
+ * Conv/Gemm (ops_cpu/epilogue.c). One definition serves both, so a fused activation gives the same bits as the
+ * stand-alone op. y may alias x. */
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void mrt_vexp_f32(float *y, const float *x, int64_t n);
+/* 1 / (1 + exp(-x)), without overflow for large |x| */
+void mrt_vsigmoid_f32(float *y, const float *x, int64_t n);
+void mrt_verf_f32(float *y, const float *x, int64_t n);
+void mrt_vtanh_f32(float *y, const float *x, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
