@@ -30,6 +30,9 @@ typedef struct mrt_step {
     int64_t opset;
     size_t ws_bytes;             /* workspace the kernel asked for in infer (mrt_workspace_request) */
     size_t ws_offset;            /* its place in the arena (when planned: ws_bytes && arena) */
+    void *kernel_state;          /* what the kernel's prepare built (packed weights), freed with the plan */
+    struct mrt_fusion *fusion;   /* Conv/Gemm with element-wise successors fused into it (engine/fuse.c), or NULL */
+    int fused_into;              /* >= 0: this step's work is done by that step (it is skipped); else -1 */
 } mrt_step;
 
 typedef struct mrt_session mrt_session;
@@ -53,6 +56,7 @@ typedef struct mrt_exec {
     mrt_value *vals;             /* one per graph value */
     uint8_t *state;              /* mrt_value_state per value */
     uint8_t *alloc;              /* mrt_alloc_kind per value */
+    uint8_t *fused_away;         /* per value: 1 when a fused chain never computes it (engine/fuse.c) */
     int n_steps;
     mrt_step *steps;
     int *order;                  /* topological node order (n_nodes) */
@@ -77,7 +81,7 @@ typedef struct mrt_exec {
     mrt_child_exec *children;
     int n_children, cap_children;
     /* statistics of the last plan */
-    int nodes_before, nodes_after, inplace_count;
+    int nodes_before, nodes_after, inplace_count, fused_count;
     size_t naive_bytes, lower_bound_bytes;
     double plan_ms;
 } mrt_exec;

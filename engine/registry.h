@@ -47,7 +47,14 @@ typedef struct mrt_kernel {
        ctx->kernel_state, and freed with `release`. *state may be left NULL. */
     mrt_status (*prepare)(mrt_op_ctx *ctx, void **state);
     void (*release)(void *state);
+    unsigned flags; /* MRT_KERNEL_* */
 } mrt_kernel;
+
+enum {
+    /* run writes every element of output 0 (so the engine skips zero-filling it) and, for float32 output, applies
+       ctx->epilogue to it: element-wise successors may be fused into the node (engine/fuse.c) */
+    MRT_KERNEL_EPILOGUE = 1u << 0,
+};
 
 /* Static tables: each family file defines `const mrt_opdef mrt_opdefs_<family>[]` / `const mrt_kernel
    mrt_cpu_kernels_<family>[]` ending with a zeroed row; the lists of families are in engine/opdef/opdefs.c

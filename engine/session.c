@@ -8,6 +8,7 @@
 
 #include "engine/cuda_module.h"
 #include "engine/exec.h"
+#include "engine/fuse.h"
 #include "engine/fp64.h"
 #include "engine/function.h"
 #include "engine/memplan.h"
@@ -55,6 +56,8 @@ static void release_plan(mrt_exec *e)
     for (int i = 0; i < e->n_steps; i++) {
         mrt_fp64_free_shadow(e->steps[i].shadow);
         mrt_function_free_shadow(e->steps[i].call_shadow);
+        if (e->steps[i].kernel_state && e->steps[i].kernel->release) e->steps[i].kernel->release(e->steps[i].kernel_state);
+        mrt_fusion_free(e->steps[i].fusion);
     }
     free(e->steps);
     e->steps = NULL;
@@ -77,7 +80,8 @@ mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mr
     e->vals = calloc(n, sizeof *e->vals);
     e->state = calloc(n, 1);
     e->alloc = calloc(n, 1);
-    if (!e->vals || !e->state || !e->alloc) {
+    e->fused_away = calloc(n, 1);
+    if (!e->vals || !e->state || !e->alloc || !e->fused_away) {
         mrt_exec_free(e);
         return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (exec values)");
     }
@@ -111,6 +115,7 @@ void mrt_exec_free(mrt_exec *e)
     free(e->vals);
     free(e->state);
     free(e->alloc);
+    free(e->fused_away);
     free(e->order);
     free(e->sig);
     free(e->children);
@@ -425,10 +430,10 @@ static mrt_status alloc_outputs(mrt_exec *e, const mrt_node *nd, mrt_alloc_kind 
     return MRT_STATUS_OK;
 }
 
-static mrt_status check_outputs_produced(mrt_exec *e, const mrt_node *nd)
+static mrt_status check_outputs_produced(mrt_exec *e, const mrt_node *nd, const mrt_step *step)
 {
     for (int i = 0; i < nd->n_outputs; i++) {
-        int v = nd->outputs[i];
+        int v = i == 0 && step && step->fusion ? step->fusion->out_value : nd->outputs[i];
         if (v < 0) continue;
         const mrt_value *val = &e->vals[v];
         if (val->kind == MRT_VALUE_TENSOR && !val->tensor.data)
@@ -498,7 +503,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
                     if (nd->inputs[i] >= 0) b.in_copy[i] = e->vals[nd->inputs[i]];
                 st = attr_verdict(&b, step->kernel->run(&ctx));
             }
-            if (!st) st = check_outputs_produced(e, nd);
+            if (!st) st = check_outputs_produced(e, nd, NULL);
             ctx_release(&b);
             if (st) return node_error(nd, st);
             step->folded = true;
@@ -506,7 +511,10 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
                 if (nd->outputs[i] >= 0) e->state[nd->outputs[i]] = MRT_VS_CONST;
             return MRT_STATUS_OK;
         }
+        /* once per plan: what the kernel can do ahead with the constants it sees (pack weights) */
+        if (!step->dynamic && step->kernel->prepare) st = attr_verdict(&b, step->kernel->prepare(&ctx, &step->kernel_state));
         ctx_release(&b);
+        if (st) return node_error(nd, st);
     }
     for (int i = 0; i < nd->n_outputs; i++) {
         int v = nd->outputs[i];
@@ -549,11 +557,17 @@ static mrt_status plan_storage(mrt_exec *e)
         for (int i = 0; !step->folded && i < nd->n_outputs; i++) {
             int v = nd->outputs[i];
             if (v < 0 || e->state[v] != MRT_VS_SHAPED || e->vals[v].kind != MRT_VALUE_TENSOR) continue;
+            if (e->fused_away[v]) continue; /* never computed: a fused chain skips it */
             size_t nb = mrt_tensor_nbytes(&e->vals[v].tensor);
             naive += nb;
             if (!arena_candidate(e, v)) continue;
             mv[v].size = nb ? nb : 1;
-            mv[v].first_use = mv[v].last_use = s;
+            /* a fused chain's last value is written by the chain's producer (and never in place: the producer
+               writes results before its epilogue reads the residual operand) */
+            int at = step->fused_into >= 0 ? step->fused_into : s;
+            mv[v].first_use = at;
+            mv[v].last_use = s;
+            if (step->fused_into >= 0) continue;
             int x = i == 0 && nd->n_inputs > 0 ? nd->inputs[0] : -1;
             /* same byte size and element width: x is not broadcast, so y[i] reads x[i] only (the planner's
                aligned "fits" test alone would let a broadcast x be overwritten while still being read) */
@@ -610,7 +624,7 @@ static mrt_status plan_storage(mrt_exec *e)
         const mrt_node *nd = &g->nodes[step->node];
         for (int i = 0; i < nd->n_outputs && !st; i++) {
             int v = nd->outputs[i];
-            if (v < 0 || e->vals[v].kind != MRT_VALUE_TENSOR || e->state[v] != MRT_VS_SHAPED) continue;
+            if (v < 0 || e->vals[v].kind != MRT_VALUE_TENSOR || e->state[v] != MRT_VS_SHAPED || e->fused_away[v]) continue;
             if (!e->session->opt.no_mem_plan && mv[v].size) continue;
             mrt_tensor shape = e->vals[v].tensor;
             st = mrt_tensor_alloc(&e->vals[v].tensor, shape.dtype, shape.rank, shape.shape);
@@ -657,6 +671,33 @@ static mrt_status mark_live(const mrt_exec *e, bool *live)
     return st;
 }
 
+/* Fuse element-wise successors into their producers (engine/fuse.c), unless every tensor must be observable:
+   --no-fuse, teacher forcing, or a per-node callback that did not ask to keep fusion (dumps read every value). */
+static mrt_status plan_fusion(mrt_exec *e)
+{
+    const mrt_session_options *opt = &e->session->opt;
+    const mrt_graph *g = e->graph;
+    memset(e->fused_away, 0, (size_t)g->n_values);
+    if (opt->no_fuse || opt->override_input || (opt->on_node && !opt->fuse_with_callback)) return MRT_STATUS_OK;
+    bool *sub_read = calloc((size_t)g->n_values + 1, sizeof *sub_read);
+    int *refs = NULL, n_refs = 0, cap_refs = 0;
+    mrt_status st = sub_read ? MRT_STATUS_OK : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (fusion)");
+    for (int s = 0; s < e->n_steps && !st; s++) {
+        const mrt_node *nd = &g->nodes[e->steps[s].node];
+        for (int a = 0; a < nd->n_attrs && !st; a++) {
+            const mrt_attr *at = &nd->attrs[a];
+            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &refs, &n_refs, &cap_refs);
+            for (int64_t j = 0; at->type == MRT_ATTR_GRAPHS && j < at->n && !st; j++)
+                st = collect_outer_refs(at->graphs[j], g, &refs, &n_refs, &cap_refs);
+        }
+    }
+    for (int i = 0; !st && i < n_refs; i++) sub_read[refs[i]] = true;
+    if (!st) st = mrt_fuse_steps(e, sub_read, e->fused_away);
+    free(sub_read);
+    free(refs);
+    return st;
+}
+
 static mrt_status plan(mrt_exec *e)
 {
     double t0 = now_ms();
@@ -670,14 +711,20 @@ static mrt_status plan(mrt_exec *e)
         if (!live[e->order[s]]) continue;
         mrt_step *step = &e->steps[e->n_steps++];
         step->node = e->order[s];
+        step->fused_into = -1;
         st = plan_node(e, step);
     }
     free(live);
     MRT_TRY(st);
+    MRT_TRY(plan_fusion(e));
     MRT_TRY(plan_storage(e));
     e->nodes_before = g->n_nodes;
     e->nodes_after = 0;
-    for (int s = 0; s < e->n_steps; s++) e->nodes_after += !e->steps[s].folded;
+    e->fused_count = 0;
+    for (int s = 0; s < e->n_steps; s++) {
+        e->nodes_after += !e->steps[s].folded;
+        e->fused_count += e->steps[s].fused_into >= 0;
+    }
     e->plan_ms = now_ms() - t0;
     e->planned = true;
     return MRT_STATUS_OK;
@@ -856,14 +903,21 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     for (int s = 0; s < e->n_steps; s++) {
         const mrt_step *step = &e->steps[s];
         const mrt_node *nd = &g->nodes[step->node];
+        if (step->fused_into >= 0) continue; /* computed by its chain's producer; no callback (fuse.h) */
         if (!step->folded) {
             mrt_op_ctx ctx;
             ctx_buf b;
             st = ctx_prepare(e, step, false, &ctx, &b);
+            if (!st && step->fusion) { /* the producer writes the chain's last value through the epilogue */
+                mrt_fusion_bind(e, step->fusion);
+                b.out[0] = &e->vals[step->fusion->out_value];
+                ctx.epilogue = &step->fusion->ep;
+            }
             if (e->arena && step->ws_bytes && !step->dynamic) {
                 ctx.workspace = (char *)e->arena + step->ws_offset;
                 ctx.workspace_bytes = step->ws_bytes;
             }
+            ctx.kernel_state = step->kernel_state;
             if (!st && step->dynamic) {
                 for (int i = 0; i < nd->n_outputs; i++)
                     if (nd->outputs[i] >= 0) release_value(e, nd->outputs[i]);
@@ -873,6 +927,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
                 for (int i = 0; i < nd->n_outputs; i++) {
                     int v = nd->outputs[i];
                     if (v < 0 || e->vals[v].kind != MRT_VALUE_TENSOR || !e->vals[v].tensor.data) continue;
+                    if (i == 0 && (step->kernel->flags & MRT_KERNEL_EPILOGUE)) continue; /* written in full */
                     mrt_tensor *t = &e->vals[v].tensor;
                     if (i == 0 && nd->n_inputs > 0 && nd->inputs[0] >= 0 && e->vals[nd->inputs[0]].kind == MRT_VALUE_TENSOR &&
                         e->vals[nd->inputs[0]].tensor.data == t->data)
@@ -891,7 +946,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
                 }
             }
             if (!st) st = attr_verdict(&b, step->kernel->run(&ctx));
-            if (!st) st = check_outputs_produced(e, nd);
+            if (!st) st = check_outputs_produced(e, nd, step);
             ctx_release(&b);
             if (st) return node_error(nd, st);
         }
@@ -1108,6 +1163,7 @@ void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out)
     memset(out, 0, sizeof *out);
     out->nodes_before = e->nodes_before;
     out->nodes_after = e->nodes_after;
+    out->fused_nodes = e->fused_count;
     for (int i = 0; i < e->n_steps; i++) {
         out->dynamic_nodes += e->steps[i].dynamic;
         out->function_nodes += e->steps[i].kernel == &mrt_function_kernel;

@@ -23,6 +23,7 @@ struct mrt_threadpool {
     int n_threads; /* including the caller */
     int n_workers;
     pthread_t *workers;
+    struct worker_start *starts;
     pthread_mutex_t mu;
     pthread_cond_t wake;
     atomic_uint generation; /* bumped for each job (and for shutdown) */
@@ -39,6 +40,9 @@ struct mrt_threadpool {
 
 /* Set while a thread runs a task: a nested call runs serially. */
 static _Thread_local bool in_task;
+static _Thread_local int thread_index; /* 0 outside the workers */
+
+int mrt_thread_index(void) { return thread_index; }
 
 static void run_chunks(mrt_threadpool *p)
 {
@@ -52,10 +56,18 @@ static void run_chunks(mrt_threadpool *p)
     in_task = false;
 }
 
+typedef struct worker_start {
+    mrt_threadpool *pool;
+    int index;
+} worker_start;
+
 static void *worker_main(void *arg)
 {
-    mrt_threadpool *p = arg;
-    unsigned seen = atomic_load(&p->generation);
+    worker_start *ws = arg;
+    mrt_threadpool *p = ws->pool;
+    thread_index = ws->index;
+    /* 0, not the current value: the first job may be posted before this thread gets here */
+    unsigned seen = 0;
     for (;;) {
         unsigned g;
         int spins = 0;
@@ -87,12 +99,14 @@ mrt_status mrt_threadpool_new(int n_threads, mrt_threadpool **out)
     pthread_cond_init(&p->wake, NULL);
     if (p->n_threads > 1) {
         p->workers = calloc((size_t)p->n_threads - 1, sizeof *p->workers);
-        if (!p->workers) {
+        p->starts = calloc((size_t)p->n_threads - 1, sizeof *p->starts);
+        if (!p->workers || !p->starts) {
             mrt_threadpool_free(p);
             return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (thread pool)");
         }
         for (int i = 0; i < p->n_threads - 1; i++) {
-            if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
+            p->starts[i] = (worker_start){p, i + 1};
+            if (pthread_create(&p->workers[i], NULL, worker_main, &p->starts[i]) != 0) {
                 mrt_threadpool_free(p);
                 return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "could not start thread %d of the %d-thread pool", i + 2,
                                 n_threads);
@@ -118,6 +132,7 @@ void mrt_threadpool_free(mrt_threadpool *p)
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mu);
     free(p->workers);
+    free(p->starts);
     free(p);
 }
 

@@ -34,6 +34,11 @@ int mrt_threadpool_threads(const mrt_threadpool *p);
    n <= grain, or the call comes from inside a task. */
 void mrt_threadpool_run(mrt_threadpool *p, int64_t n, int64_t grain, mrt_range_fn fn, void *arg);
 
+/* The calling thread's index in the pool that runs it: 1..n_threads-1 on a pool's worker, 0 on any other thread
+   (the caller of mrt_threadpool_run runs ranges too). Tasks running at once have different indices, so a kernel
+   can give each its own slot of scratch memory. */
+int mrt_thread_index(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,9 @@
 
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
+#include "ops_cpu/epilogue.h"
 #include "ops_cpu/linear.h"
+#include "ops_cpu/sgemm.h"
 #include "ops_cpu/simd.h"
 
 static int64_t prod(int n, const int64_t *v)
@@ -248,6 +250,150 @@ static void depthwise2d_f32(const mrt_conv_params *p, const float *x, const floa
         }
 }
 
+/* ---- float32 Conv on minirt's GEMM (ops_cpu/sgemm.h): weights packed once per plan, the image gathered into
+   B's panels block by block (im2col fused into packing), bias and the fused epilogue applied in cache. */
+
+/* B(kk, j) of one (image, group): kk = (input channel, kernel offset), j = flat output position. */
+struct mrt_sgemm_conv_src {
+    const float *x;      /* the group's first input channel */
+    const mrt_window *w;
+    int64_t kn;          /* kernel offsets per channel */
+    int64_t in_numel;    /* input spatial size */
+};
+
+/* A run of one panel row that is either copied from the image (src >= 0, every step-th element) or zero. */
+typedef struct pack_seg {
+    int64_t src;      /* offset in the channel's plane, or -1 for padding */
+    int32_t dst, len; /* columns within the panel */
+} pack_seg;
+
+/* The runs that make up columns [jb, je) of B for kernel offset kidx: the same for every input channel, so they
+   are worked out once per (panel, kernel offset) and replayed for each channel. Returns the count (at most
+   3 per output row the panel touches). */
+static int panel_segments(const mrt_window *w, const int64_t *kidx, int64_t jb, int64_t je, pack_seg *seg)
+{
+    int last = w->nsp - 1, n = 0;
+    int64_t out_last = w->out[last], s = w->stride[last];
+    for (int64_t j = jb; j < je;) {
+        int64_t ob = j / out_last, o0 = j % out_last, o1 = o0 + (je - j) < out_last ? o0 + (je - j) : out_last;
+        int64_t oidx[MRT_MAX_RANK] = {0};
+        for (int i = last - 1, r = ob; i >= 0; i--) {
+            oidx[i] = r % w->out[i];
+            r /= w->out[i];
+        }
+        int32_t d0 = (int32_t)(j - jb);
+        row_geom g;
+        if (!row_of(w, kidx, oidx, &g)) {
+            seg[n++] = (pack_seg){-1, d0, (int32_t)(o1 - o0)};
+        } else {
+            int64_t lo = g.lo > o0 ? g.lo : o0, hi = g.hi < o1 ? g.hi : o1;
+            if (lo > o1) lo = o1;
+            if (hi < lo) hi = lo;
+            if (lo > o0) seg[n++] = (pack_seg){-1, d0, (int32_t)(lo - o0)};
+            if (hi > lo) seg[n++] = (pack_seg){g.base + lo * s, (int32_t)(d0 + lo - o0), (int32_t)(hi - lo)};
+            if (o1 > hi) seg[n++] = (pack_seg){-1, (int32_t)(d0 + hi - o0), (int32_t)(o1 - hi)};
+        }
+        j += o1 - o0;
+    }
+    return n;
+}
+
+static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst)
+{
+    const mrt_sgemm_conv_src *cs = src;
+    const mrt_window *w = cs->w;
+    int nsp = w->nsp;
+    int64_t s = w->stride[nsp - 1], kc = k1 - k0, kn = cs->kn;
+    pack_seg seg[3 * (MRT_SGEMM_NR + 1)];
+    for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
+        int64_t je = jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1;
+        float *panel = dst + q * kc * MRT_SGEMM_NR;
+        int64_t kidx[MRT_MAX_RANK] = {0};
+        for (int64_t koff = 0; koff < kn; koff++, odometer_next(nsp, kidx, w->kernel)) {
+            /* the rows kk = c * kn + koff of this block */
+            int64_t c_lo = k0 > koff ? (k0 - koff + kn - 1) / kn : 0, c_hi = k1 > koff ? (k1 - 1 - koff) / kn : -1;
+            if (c_hi < c_lo) continue;
+            int n = panel_segments(w, kidx, jb, je, seg);
+            for (int64_t c = c_lo; c <= c_hi; c++) {
+                const float *im = cs->x + c * cs->in_numel;
+                float *d = panel + (c * kn + koff - k0) * MRT_SGEMM_NR;
+                for (int i = 0; i < n; i++) {
+                    float *dd = d + seg[i].dst;
+                    if (seg[i].src < 0) memset(dd, 0, (size_t)seg[i].len * sizeof(float));
+                    else if (s == 1) memcpy(dd, im + seg[i].src, (size_t)seg[i].len * sizeof(float));
+                    else
+                        for (int32_t o = 0; o < seg[i].len; o++) dd[o] = im[seg[i].src + o * s];
+                }
+                for (int64_t j = je - jb; j < MRT_SGEMM_NR; j++) d[j] = 0.0f;
+            }
+        }
+    }
+}
+
+/* What prepare keeps: W packed per group. */
+typedef struct conv_packed {
+    int64_t group_floats;
+    char pad[56]; /* data starts 64-byte aligned */
+    float data[];
+} conv_packed;
+
+static bool uses_sgemm(const mrt_conv_params *p, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && !mrt_conv_direct_depthwise(p, dt); }
+
+static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
+{
+    mrt_conv_params p;
+    MRT_TRY(mrt_conv_params_get(ctx, &p));
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1);
+    if (!uses_sgemm(&p, x->dtype) || !w->data) return MRT_STATUS_OK; /* W computed at run time: packed then */
+    int64_t mg = p.m / p.group, ck = p.c / p.group * p.kernel_numel, gf = mrt_sgemm_packed_a_floats(mg, ck);
+    size_t bytes = sizeof(conv_packed) + (size_t)(gf * p.group) * sizeof(float);
+    MRT_TRY(mrt_check_alloc(bytes, "the packed weights"));
+    conv_packed *cp = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!cp) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing the weights (%zu bytes)", bytes);
+    cp->group_floats = gf;
+    for (int64_t g = 0; g < p.group; g++)
+        mrt_sgemm_pack_a((const float *)w->data + g * mg * ck, ck, 1, mg, ck, cp->data + g * gf);
+    *state = cp;
+    return MRT_STATUS_OK;
+}
+
+static void conv_release(void *state) { free(state); }
+
+static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
+    float *y = mrt_output(ctx, 0)->data;
+    const conv_packed *cp = ctx->kernel_state;
+    const mrt_window *win = &p->win;
+    int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);
+    int64_t cg = p->c / p->group, mg = p->m / p->group, ck = cg * p->kernel_numel;
+    int64_t wsf = mrt_sgemm_workspace_floats(mg, out_numel, ck, cp != NULL, false, ctx->n_threads);
+    float *ws = mrt_workspace(ctx, (size_t)wsf * sizeof(float));
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+    bool pw = is_pointwise(win);
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t g = 0; g < p->group; g++) {
+            const float *xg = (const float *)x->data + (n * p->c + g * cg) * in_numel;
+            mrt_sgemm_conv_src src = {xg, win, p->kernel_numel, in_numel};
+            mrt_sgemm_b bs = {0};
+            if (pw) { /* B is the image itself: [cg, spatial] */
+                bs.b = xg;
+                bs.rs = in_numel;
+                bs.cs = 1;
+            } else {
+                bs.pack = conv_pack_b;
+                bs.pack_src = &src;
+            }
+            int64_t row0 = n * p->m + g * mg;
+            mrt_sgemm_out out = {.c = y + row0 * out_numel, .ldc = out_numel,
+                                 .bias = b ? (const float *)b->data + g * mg : NULL, .ep = ctx->epilogue,
+                                 .ep_channel0 = g * mg, .ep_at0 = row0 * out_numel};
+            const float *wg = (const float *)w->data + g * mg * ck;
+            mrt_sgemm_run(ctx, mg, out_numel, ck, cp ? cp->data + g * cp->group_floats : NULL, wg, ck, 1, &bs, &out, ws);
+        }
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
 {
     mrt_conv_params p;
@@ -256,9 +402,16 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
     MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
     if (mrt_conv_direct_depthwise(&p, x->dtype)) {
-        depthwise2d_f32(&p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data);
+        float *y = mrt_output(ctx, 0)->data;
+        depthwise2d_f32(&p, x->data, w->data, b ? b->data : NULL, y);
+        if (ctx->epilogue) { /* until the depthwise kernel applies it in cache */
+            int64_t plane = out_numel;
+            for (int64_t i = 0; i < p.n * p.m; i++)
+                mrt_epilogue_apply(ctx->epilogue, y + i * plane, plane, i % p.m, i * plane);
+        }
         return MRT_STATUS_OK;
     }
+    if (uses_sgemm(&p, x->dtype)) return conv_sgemm(ctx, &p);
     return run_typed(ctx, &p, false, conv_f32, conv_f64);
 }
 
@@ -347,9 +500,9 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_conv[] = {
-    {"", "Conv", 1, mrt_cpu_conv, NULL},
-    {"", "Conv", 11, mrt_cpu_conv, NULL},
-    {"", "Conv", 22, mrt_cpu_conv, NULL},
+    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, conv_release, MRT_KERNEL_EPILOGUE},
+    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, conv_release, MRT_KERNEL_EPILOGUE},
+    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, conv_release, MRT_KERNEL_EPILOGUE},
     {"", "ConvTranspose", 1, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 11, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 22, mrt_cpu_convtranspose, NULL},

@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "loader/npy.h"
 
-static mrt_tensor run_tiny_cnn(bool no_mem_plan, mrt_session_stats *stats)
+static mrt_tensor run_tiny_cnn_opt(bool no_mem_plan, bool no_fuse, int threads, mrt_session_stats *stats)
 {
     mrt_model *m;
     cr_assert_eq(mrt_model_load(MRT_SOURCE_DIR "/models/tiny_cnn.onnx", &m), MRT_STATUS_OK, "%s", mrt_last_error());
@@ -17,7 +17,8 @@ static mrt_tensor run_tiny_cnn(bool no_mem_plan, mrt_session_stats *stats)
     cr_assert_eq(mrt_npy_read_file(MRT_SOURCE_DIR "/models/tiny_cnn_input.npy", &x), MRT_STATUS_OK);
     mrt_session_options opt = mrt_session_options_default();
     opt.no_mem_plan = no_mem_plan;
-    opt.n_threads = 1;
+    opt.no_fuse = no_fuse;
+    opt.n_threads = threads;
     mrt_session *s;
     cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK);
     const char *name = mrt_model_input_name(m, 0);
@@ -29,6 +30,12 @@ static mrt_tensor run_tiny_cnn(bool no_mem_plan, mrt_session_stats *stats)
     mrt_tensor_release(&x);
     mrt_model_free(m);
     return y;
+}
+
+/* Unfused, so that Relu/BatchNormalization/Add are nodes of their own that can run in place. */
+static mrt_tensor run_tiny_cnn(bool no_mem_plan, mrt_session_stats *stats)
+{
+    return run_tiny_cnn_opt(no_mem_plan, true, 1, stats);
 }
 
 Test(planner, arena_is_bit_identical_to_one_buffer_per_value)
@@ -44,6 +51,24 @@ Test(planner, arena_is_bit_identical_to_one_buffer_per_value)
     cr_assert_eq(b.arena_peak_bytes, 0, "--no-mem-plan uses no arena");
     mrt_tensor_release(&ya);
     mrt_tensor_release(&yb);
+}
+
+/* Fusion (engine/fuse.c) moves the bundled CNN's BatchNormalization/Relu/Add nodes into its Convs: the same bits as
+   running them as nodes, with 1 and 2 threads, and less memory. */
+Test(planner, fused_run_is_bit_identical_to_unfused)
+{
+    mrt_session_stats u, f1, f2;
+    mrt_tensor yu = run_tiny_cnn_opt(false, true, 1, &u), y1 = run_tiny_cnn_opt(false, false, 1, &f1),
+               y2 = run_tiny_cnn_opt(false, false, 2, &f2);
+    cr_assert_eq(u.fused_nodes, 0);
+    cr_assert_gt(f1.fused_nodes, 0, "nothing was fused");
+    cr_assert_eq(f1.nodes_after, u.nodes_after);
+    cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "fused and unfused runs differ");
+    cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "1 and 2 threads differ");
+    cr_assert_leq(f1.arena_peak_bytes, u.arena_peak_bytes);
+    mrt_tensor_release(&yu);
+    mrt_tensor_release(&y1);
+    mrt_tensor_release(&y2);
 }
 
 /* x -> Shape -> Gather(0) -> Unsqueeze -> Concat(with [-1]) -> Reshape(x): the shape arithmetic folds. */
@@ -185,12 +210,13 @@ Test(planner, inplace_only_where_input_is_not_broadcast)
 Test(planner, workspace_over_the_allocation_limit_names_the_node)
 {
     setenv("MRT_MAX_ALLOC_BYTES", "1000000", 1); /* read once per process; Criterion runs each test in its own */
-    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 60, 60}, NULL);
-    mrt_tensor w = th_from_f64(MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 30, 30}, NULL);
+    /* one output pixel of a 100,000-long dot product: the GEMM packs B (100,000 x 48 floats, 19 MB) */
+    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1000, 10, 10}, NULL);
+    mrt_tensor w = th_from_f64(MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 1000, 10, 10}, NULL);
     th_case *c = th_begin("Conv", "", 11);
     th_input(c, &x);
     th_input_const(c, &w);
-    th_expect_failure(c, 1, "(Conv): refusing to allocate", "huge im2col workspace");
+    th_expect_failure(c, 1, "(Conv): refusing to allocate", "huge packed-B workspace");
     cr_assert(strstr(mrt_last_error(), "the kernel's workspace for these input shapes"), "%s", mrt_last_error());
     mrt_tensor_release(&x);
     mrt_tensor_release(&w);

@@ -533,6 +533,7 @@ static int profile_runs(const bench_args *a, const mrt_model *m, const mrt_sessi
     mrt_session_options opt = *base;
     opt.on_node = profile_on_node;
     opt.on_node_user = &p;
+    opt.fuse_with_callback = true; /* profile the run the benchmark timed: fused nodes count in their producer */
     mrt_status st = mrt_session_new(m, &opt, &s);
     /* one unrecorded run plans and warms the session, as the benchmark did */
     if (!st) st = mrt_session_run(s, b->n, (const char *const *)b->names, b->vals);

@@ -29,6 +29,8 @@ static const char run_usage[] =
     "  --stats-json FILE     write them as JSON\n"
     "  --no-mem-plan         one buffer per value instead of the planned arena (debugging)\n"
     "  --no-fold             disable constant folding (debugging)\n"
+    "  --no-fuse             run Conv's BatchNormalization/Add/activation successors as nodes of their own\n"
+    "                        (the same bits; --dump-all implies it)\n"
     "  --expand-functions OPS  run these ops (comma-separated, or 'all') through their ONNX function body even\n"
     "                        where minirt has a kernel: checks a kernel against the standard's definition\n";
 
@@ -113,7 +115,8 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
     mrt_session_stats st;
     mrt_session_get_stats(s, &st);
     if (print) {
-        fprintf(stderr, "plan: %d nodes (%d after folding), %.3f ms\n", st.nodes_before, st.nodes_after, st.plan_ms);
+        fprintf(stderr, "plan: %d nodes (%d after folding, %d of them fused into others), %.3f ms\n", st.nodes_before,
+                st.nodes_after, st.fused_nodes, st.plan_ms);
         if (st.function_nodes)
             fprintf(stderr, "functions: %d nodes run through an ONNX function body\n", st.function_nodes);
         fprintf(stderr, "memory: arena %zu bytes, naive %zu bytes (%.1f%%), liveness lower bound %zu bytes (arena/bound %.3f), "
@@ -131,9 +134,9 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
         fprintf(f,
                 "{\"nodes_before\": %d, \"nodes_after\": %d, \"arena_peak_bytes\": {\"cpu\": %zu}, "
                 "\"naive_bytes\": %zu, \"lower_bound_bytes\": %zu, \"inplace_count\": %d, \"plan_ms\": %.6f, "
-                "\"dynamic_nodes\": %d, \"function_nodes\": %d}\n",
+                "\"dynamic_nodes\": %d, \"function_nodes\": %d, \"fused_nodes\": %d}\n",
                 st.nodes_before, st.nodes_after, st.arena_peak_bytes, st.naive_bytes, st.lower_bound_bytes,
-                st.inplace_count, st.plan_ms, st.dynamic_nodes, st.function_nodes);
+                st.inplace_count, st.plan_ms, st.dynamic_nodes, st.function_nodes, st.fused_nodes);
         if (fclose(f) != 0) {
             cli_error("error writing '%s'", json_path);
             return MRT_EXIT_ERROR;
@@ -205,6 +208,8 @@ int cmd_run(int argc, char **argv)
             opt.no_mem_plan = true;
         } else if (strcmp(a, "--no-fold") == 0) {
             opt.no_fold = true;
+        } else if (strcmp(a, "--no-fuse") == 0) {
+            opt.no_fuse = true;
         } else if (strcmp(a, "--expand-functions") == 0 && has_next) {
             opt.expand_functions = argv[++i];
         } else if (a[0] == '-' && a[1]) {

@@ -1,6 +1,7 @@
 /* Opdefs: Conv 1/11/22, ConvTranspose 1/11/22, ConvInteger 10 (N-D, groups, auto_pad, dilations), and the
  * sliding-window geometry shared with the pool family (engine/opdef/conv.h). */
 #include "engine/opdef/conv.h"
+#include "ops_cpu/sgemm.h"
 
 #include <string.h>
 
@@ -363,6 +364,11 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
         pointwise = p->win.kernel[i] == 1 && p->win.stride[i] == 1 && p->win.pad_begin[i] == 0 && p->win.pad_end[i] == 0;
     if (sp > 0 && k > INT64_MAX / sp) return false;
     n[0] = pointwise || (!transpose && mrt_conv_direct_depthwise(p, dt)) ? 0 : (size_t)(k * sp);
+    if (!transpose && dt == MRT_DTYPE_FLOAT && !mrt_conv_direct_depthwise(p, dt)) {
+        /* minirt's GEMM (ops_cpu/sgemm.h): W packed by the kernel's prepare when it is a constant */
+        bool w_packed = ctx->planning && w->data;
+        n[0] = (size_t)mrt_sgemm_workspace_floats(p->m / p->group, sp, k, w_packed, false, ctx->n_threads);
+    }
     bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
     int64_t yn = 1;
     for (int i = 0; i < p->y_rank; i++) yn *= p->y_shape[i];

@@ -203,6 +203,12 @@ typedef struct mrt_session_options {
     /* Ops to run through their ONNX function body even where a kernel exists: "all" or a comma-separated list
        of op types (NULL: none). Checks a kernel against the standard's definition (--expand-functions). */
     const char *expand_functions;
+    /* Fusion (on unless disabled): element-wise successors of a Conv (BatchNormalization, a residual Add, Relu,
+       Clip, Sigmoid, SiLU) run inside it, with the same bits as separate nodes. Their intermediate values are
+       then never computed, so fusion is off when on_node or override_input is set, unless fuse_with_callback
+       (profiling, which wants the real run and needs no values: fused-away nodes then get no callback). */
+    bool no_fuse;
+    bool fuse_with_callback;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);
@@ -224,6 +230,7 @@ typedef struct mrt_session_stats {
     int inplace_count;
     double plan_ms;
     int function_nodes;            /* nodes run through an ONNX function body (no kernel, or expand_functions) */
+    int fused_nodes;               /* nodes run inside another node's kernel (fusion) */
 } mrt_session_stats;
 void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out);
 int mrt_session_n_threads(const mrt_session *s);

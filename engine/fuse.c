@@ -1,0 +1,264 @@
+/* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
+ * Sigmoid+Mul (SiLU)], float32, each link the only reader of the value before it. */
+#include "engine/fuse.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_op(const mrt_node *nd, const char *op)
+{
+    return (!nd->domain || !nd->domain[0] || !strcmp(nd->domain, "ai.onnx")) && !strcmp(nd->op_type, op);
+}
+
+typedef struct fuse_scan {
+    mrt_exec *e;
+    const bool *sub_read;
+    int *readers;    /* per value: how many step inputs read it (graph outputs count as a reader) */
+    int *reader;     /* per value: the step index of the last reader seen */
+} fuse_scan;
+
+static const mrt_node *node_of(const mrt_exec *e, int s) { return &e->graph->nodes[e->steps[s].node]; }
+
+/* A float32 tensor value computed at run time with a plan-time shape, that a fused chain may skip. */
+static bool plain_value(const fuse_scan *fs, int v)
+{
+    const mrt_exec *e = fs->e;
+    return v >= 0 && e->state[v] == MRT_VS_SHAPED && e->vals[v].kind == MRT_VALUE_TENSOR &&
+           e->vals[v].tensor.dtype == MRT_DTYPE_FLOAT && !e->graph->values[v].is_output && !fs->sub_read[v];
+}
+
+/* The step that alone reads v (and can join a chain), or -1. */
+static int only_reader(const fuse_scan *fs, int v)
+{
+    if (!plain_value(fs, v) || fs->readers[v] != 1) return -1;
+    int r = fs->reader[v];
+    const mrt_step *st = &fs->e->steps[r];
+    if (st->folded || st->dynamic || st->fused_into >= 0 || st->fusion || st->shadow || st->call_shadow) return -1;
+    return r;
+}
+
+static bool is_const(const mrt_exec *e, int v) { return v >= 0 && e->state[v] == MRT_VS_CONST; }
+
+static bool same_shape(const mrt_tensor *a, const mrt_tensor *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+/* BatchNormalization in inference mode on x (output 0 only, per-channel constants): its A and B, computed as
+   ops_cpu/norm.c computes them. */
+static bool bn_link(const mrt_exec *e, const mrt_step *st, int x, int64_t channels, double **coef)
+{
+    const mrt_node *nd = &e->graph->nodes[st->node];
+    if (!is_op(nd, "BatchNormalization") || nd->n_inputs != 5 || nd->inputs[0] != x) return false;
+    for (int i = 1; i < nd->n_outputs; i++)
+        if (nd->outputs[i] >= 0) return false;
+    const mrt_attr *tm = mrt_node_attr(nd, "training_mode");
+    if (tm && (tm->type != MRT_ATTR_INT || tm->i != 0)) return false;
+    const mrt_attr *sp = mrt_node_attr(nd, "spatial");
+    if (st->opset < 9 && sp && (sp->type != MRT_ATTR_INT || sp->i == 0)) return false;
+    const mrt_attr *ea = mrt_node_attr(nd, "epsilon");
+    if (ea && ea->type != MRT_ATTR_FLOAT && ea->type != MRT_ATTR_INT) return false;
+    double eps = ea ? (ea->type == MRT_ATTR_FLOAT ? ea->f : (float)ea->i) : 1e-5f;
+    for (int i = 1; i < 5; i++) {
+        int v = nd->inputs[i];
+        if (!is_const(e, v) || e->vals[v].kind != MRT_VALUE_TENSOR || mrt_tensor_numel(&e->vals[v].tensor) != channels)
+            return false;
+    }
+    double *c = malloc((size_t)(2 * channels) * sizeof *c);
+    if (!c) return false;
+    for (int64_t k = 0; k < channels; k++) {
+        const mrt_tensor *scale = &e->vals[nd->inputs[1]].tensor, *bias = &e->vals[nd->inputs[2]].tensor;
+        const mrt_tensor *mean = &e->vals[nd->inputs[3]].tensor, *var = &e->vals[nd->inputs[4]].tensor;
+        double a = mrt_load_f64(scale->dtype, scale->data, k) / sqrt(mrt_load_f64(var->dtype, var->data, k) + eps);
+        c[k] = a;
+        c[channels + k] = mrt_load_f64(bias->dtype, bias->data, k) - mrt_load_f64(mean->dtype, mean->data, k) * a;
+    }
+    *coef = c;
+    return true;
+}
+
+/* Clip with constant bounds (or none): lo and hi as ops_cpu/elementwise_unary.c reads them. */
+static bool clip_bounds(const mrt_exec *e, const mrt_step *st, float *lo, float *hi)
+{
+    const mrt_node *nd = &e->graph->nodes[st->node];
+    double l = -FLT_MAX, h = FLT_MAX;
+    if (st->opset < 11) {
+        const mrt_attr *a = mrt_node_attr(nd, "min"), *b = mrt_node_attr(nd, "max");
+        if ((a && a->type != MRT_ATTR_FLOAT) || (b && b->type != MRT_ATTR_FLOAT)) return false;
+        if (a) l = a->f;
+        if (b) h = b->f;
+    } else {
+        for (int i = 1; i < nd->n_inputs && i < 3; i++) {
+            int v = nd->inputs[i];
+            if (v < 0) continue;
+            if (!is_const(e, v) || e->vals[v].kind != MRT_VALUE_TENSOR) return false;
+            const mrt_tensor *t = &e->vals[v].tensor;
+            if (mrt_tensor_numel(t) < 1) continue; /* an empty bound is no bound, as in the kernel */
+            double b = mrt_load_f64(t->dtype, t->data, 0);
+            if (i == 1) l = b;
+            else h = b;
+        }
+    }
+    *lo = (float)l;
+    *hi = (float)h;
+    return true;
+}
+
+static void add_op(mrt_fusion *f, mrt_post_kind kind)
+{
+    f->other_value[f->ep.n_ops] = -1;
+    f->ep.ops[f->ep.n_ops++] = (mrt_post_op){.kind = kind};
+}
+
+/* Grow the chain that starts at producer step p (output x): returns the fusion, or NULL when nothing joins. */
+static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
+{
+    mrt_exec *e = fs->e;
+    int x = node_of(e, p)->outputs[0];
+    const mrt_tensor *xt = &e->vals[x].tensor;
+    if (xt->rank < 2) return NULL;
+    int64_t channels = xt->shape[1];
+    mrt_fusion *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    int absorbed[2 * MRT_MAX_POST_OPS], n_abs = 0;
+    enum { AT_BN, AT_ADD, AT_ACT, DONE } stage = AT_BN;
+    while (stage != DONE && f->ep.n_ops < MRT_MAX_POST_OPS) {
+        int r = only_reader(fs, x);
+        const mrt_node *rn = r >= 0 ? node_of(e, r) : NULL;
+        /* SiLU: x read by exactly Sigmoid(x) -> s and Mul(x, s), s read by the Mul alone */
+        if (r < 0 && plain_value(fs, x) && fs->readers[x] == 2 && stage <= AT_ACT) {
+            int sig = -1, mul = -1;
+            for (int s = p + 1; s < e->n_steps; s++) {
+                const mrt_node *n = node_of(e, s);
+                for (int i = 0; i < n->n_inputs; i++)
+                    if (n->inputs[i] == x) {
+                        if (is_op(n, "Sigmoid") && i == 0) sig = s;
+                        else if (is_op(n, "Mul")) mul = s;
+                    }
+            }
+            if (sig < 0 || mul < 0) break;
+            int sv = node_of(e, sig)->outputs[0];
+            const mrt_node *mn = node_of(e, mul);
+            if (only_reader(fs, sv) != mul || mn->n_inputs != 2 || e->steps[sig].fused_into >= 0 ||
+                e->steps[sig].dynamic || e->steps[sig].folded || e->steps[sig].shadow || e->steps[sig].call_shadow ||
+                !((mn->inputs[0] == x && mn->inputs[1] == sv) || (mn->inputs[0] == sv && mn->inputs[1] == x)))
+                break;
+            int y = mn->outputs[0];
+            if (y < 0 || !same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
+            add_op(f, MRT_POST_SILU);
+            fused_away[x] = fused_away[sv] = 1;
+            absorbed[n_abs++] = sig;
+            absorbed[n_abs++] = mul;
+            x = y;
+            stage = DONE;
+            break;
+        }
+        if (!rn || rn->n_outputs < 1 || rn->outputs[0] < 0) break;
+        int y = rn->outputs[0];
+        if (!same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
+        bool joined = false;
+        if (stage == AT_BN && is_op(rn, "BatchNormalization")) {
+            double *coef;
+            if (!bn_link(e, &e->steps[r], x, channels, &coef)) break;
+            free(f->coef); /* at most one BN per chain: stage moves on */
+            f->coef = coef;
+            add_op(f, MRT_POST_BATCHNORM);
+            f->ep.ops[f->ep.n_ops - 1].a = coef;
+            f->ep.ops[f->ep.n_ops - 1].b = coef + channels;
+            stage = AT_ADD;
+            joined = true;
+        } else if (stage <= AT_ADD && is_op(rn, "Add") && rn->n_inputs == 2) {
+            int other = rn->inputs[0] == x ? rn->inputs[1] : rn->inputs[0];
+            if (other == x || other < 0 || e->vals[other].kind != MRT_VALUE_TENSOR ||
+                e->vals[other].tensor.dtype != MRT_DTYPE_FLOAT || !same_shape(&e->vals[other].tensor, xt) ||
+                e->state[other] == MRT_VS_DYNAMIC || e->state[other] == MRT_VS_UNSET)
+                break;
+            /* the operand must exist when the producer runs: made by an earlier step, or a source */
+            bool ready = e->state[other] == MRT_VS_CONST || e->graph->values[other].is_input || e->graph->values[other].is_outer;
+            for (int s = 0; s < p && !ready; s++) {
+                const mrt_node *n = node_of(e, s);
+                for (int i = 0; i < n->n_outputs; i++) ready |= n->outputs[i] == other;
+            }
+            if (!ready) break;
+            add_op(f, MRT_POST_ADD);
+            f->other_value[f->ep.n_ops - 1] = other;
+            stage = AT_ACT;
+            joined = true;
+        } else if (stage <= AT_ACT && (is_op(rn, "Relu") || is_op(rn, "Sigmoid"))) {
+            add_op(f, is_op(rn, "Relu") ? MRT_POST_RELU : MRT_POST_SIGMOID);
+            stage = DONE;
+            joined = true;
+        } else if (stage <= AT_ACT && is_op(rn, "Clip")) {
+            float lo, hi;
+            if (!clip_bounds(e, &e->steps[r], &lo, &hi)) break;
+            add_op(f, MRT_POST_CLIP);
+            f->ep.ops[f->ep.n_ops - 1].lo = lo;
+            f->ep.ops[f->ep.n_ops - 1].hi = hi;
+            stage = DONE;
+            joined = true;
+        }
+        if (!joined) break;
+        fused_away[x] = 1;
+        absorbed[n_abs++] = r;
+        x = y;
+    }
+    if (f->ep.n_ops == 0) {
+        mrt_fusion_free(f);
+        return NULL;
+    }
+    f->out_value = x;
+    for (int i = 0; i < n_abs; i++) e->steps[absorbed[i]].fused_into = p;
+    return f;
+}
+
+mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away)
+{
+    const mrt_graph *g = e->graph;
+    fuse_scan fs = {e, sub_read, calloc((size_t)g->n_values + 1, sizeof(int)), calloc((size_t)g->n_values + 1, sizeof(int))};
+    if (!fs.readers || !fs.reader) {
+        free(fs.readers);
+        free(fs.reader);
+        return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (fusion)");
+    }
+    for (int s = 0; s < e->n_steps; s++) {
+        const mrt_node *nd = node_of(e, s);
+        for (int i = 0; i < nd->n_inputs; i++) {
+            int v = nd->inputs[i];
+            if (v < 0) continue;
+            fs.readers[v]++;
+            fs.reader[v] = s;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) fs.readers[g->outputs[i]]++;
+    for (int s = 0; s < e->n_steps; s++) {
+        mrt_step *st = &e->steps[s];
+        const mrt_node *nd = node_of(e, s);
+        if (st->folded || st->dynamic || st->fused_into >= 0 || st->shadow || st->call_shadow || !st->kernel ||
+            !(st->kernel->flags & MRT_KERNEL_EPILOGUE) || nd->n_outputs < 1 || !plain_value(&fs, nd->outputs[0]))
+            continue;
+        bool other_outputs = false;
+        for (int i = 1; i < nd->n_outputs; i++) other_outputs |= nd->outputs[i] >= 0;
+        if (!other_outputs) st->fusion = grow_chain(&fs, s, fused_away);
+    }
+    free(fs.readers);
+    free(fs.reader);
+    return MRT_STATUS_OK;
+}
+
+void mrt_fusion_free(mrt_fusion *f)
+{
+    if (!f) return;
+    free(f->coef);
+    free(f);
+}
+
+void mrt_fusion_bind(const mrt_exec *e, mrt_fusion *f)
+{
+    for (int k = 0; k < f->ep.n_ops; k++)
+        if (f->other_value[k] >= 0) f->ep.ops[k].other = e->vals[f->other_value[k]].tensor.data;
+}

@@ -1,0 +1,316 @@
+/* minirt's float32 GEMM (see sgemm.h): packed panels, an 8 x 48 AVX-512 register tile (24 accumulators, one
+ * broadcast of A and three vectors of B per k), loops with fmaf() elsewhere, and two ways to share the work:
+ *  - wide B (many columns): each task owns a 192-column strip of C and all its rows, and packs the strip's B
+ *    block by block into its own scratch (for a Conv this is im2col, done in cache instead of through memory);
+ *  - narrow B: B is packed once into shared scratch, then tasks split the rows (and the columns if wide enough).
+ * Both advance each C element's chain in k order, K_BLOCK values at a time, so the bits never depend on them. */
+#include "ops_cpu/sgemm.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ops_cpu/epilogue.h"
+#include "ops_cpu/simd.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define MRT_HAVE_AVX512_KERNEL 1
+#endif
+
+#define MR MRT_SGEMM_MR
+#define NR MRT_SGEMM_NR
+enum {
+    K_BLOCK = 256,       /* k values per pass: an A panel (8 KiB) stays in L1, a B block in L2 */
+    STRIP = 4 * NR,      /* columns of a wide-B task */
+    SHARED_STRIP = 8 * NR /* columns of a narrow-B task */
+};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+/* floats, rounded up to a 64-byte multiple so that every part of the scratch stays aligned */
+static int64_t align16(int64_t n) { return (n + 15) & ~(int64_t)15; }
+
+/* A wide-mode task's block of packed B: up to K_BLOCK rows of a strip. */
+static int64_t slot_floats(int64_t k) { return min64(k, K_BLOCK) * STRIP; }
+
+int64_t mrt_sgemm_packed_a_floats(int64_t m, int64_t k) { return align16(ceil_div(m, MR) * MR * k); }
+int64_t mrt_sgemm_packed_b_floats(int64_t k, int64_t n) { return align16(ceil_div(n, NR) * NR * k); }
+
+void mrt_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst)
+{
+    for (int64_t p = 0; p < ceil_div(m, MR); p++) {
+        float *d = dst + p * MR * k;
+        int64_t rows = min64(MR, m - p * MR);
+        for (int64_t kk = 0; kk < k; kk++) {
+            for (int64_t i = 0; i < rows; i++) d[kk * MR + i] = a[(p * MR + i) * rs + kk * cs];
+            for (int64_t i = rows; i < MR; i++) d[kk * MR + i] = 0.0f;
+        }
+    }
+}
+
+/* B[k0:k1, j0:j1] of a strided matrix as panels (the mrt_sgemm_pack_b_fn layout). */
+static void pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+                           float *dst)
+{
+    int64_t kc = k1 - k0;
+    for (int64_t q = 0; q < ceil_div(j1 - j0, NR); q++) {
+        int64_t jb = j0 + q * NR, cols = min64(NR, j1 - jb);
+        float *d = dst + q * kc * NR;
+        for (int64_t kk = k0; kk < k1; kk++, d += NR) {
+            const float *s = b + kk * rs + jb * cs;
+            if (cs == 1) {
+                memcpy(d, s, (size_t)cols * sizeof(float));
+            } else {
+                for (int64_t j = 0; j < cols; j++) d[j] = s[j * cs];
+            }
+            for (int64_t j = cols; j < NR; j++) d[j] = 0.0f;
+        }
+    }
+}
+
+void mrt_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, float *dst)
+{
+    /* one panel at a time: each panel holds all of k */
+    for (int64_t q = 0; q < ceil_div(n, NR); q++)
+        pack_b_strided(b, rs, cs, 0, k, q * NR, min64(n, q * NR + NR), dst + q * k * NR);
+}
+
+static void pack_b_block(const mrt_sgemm_b *b, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst)
+{
+    if (b->pack) b->pack(b->pack_src, k0, k1, j0, j1, dst);
+    else pack_b_strided(b->b, b->rs, b->cs, k0, k1, j0, j1, dst);
+}
+
+/* ------------------------------------------------------------------ register tiles */
+
+/* C[0:mr, 0:nr] = (load ? C : 0) + sum over kk < kc of a[kk][i] * b[kk][j] as one fma chain per element, then
+   + bias[i] when bias is given. a: MR floats per kk, b: NR floats per kk (64-byte aligned). */
+typedef void (*tile_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
+                        const float *bias);
+
+MRT_VECTORIZE_CLONES
+static void tile_generic(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
+                         const float *bias)
+{
+    float acc[MR][NR];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++) acc[i][j] = load && i < mr && j < nr ? c[i * ldc + j] : 0.0f;
+    for (int64_t kk = 0; kk < kc; kk++, a += MR, b += NR)
+        for (int i = 0; i < MR; i++) {
+            float ai = a[i];
+            for (int j = 0; j < NR; j++) acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+        }
+    for (int i = 0; i < mr; i++) {
+        float bi = bias ? bias[i] : 0.0f;
+        for (int j = 0; j < nr; j++) c[i * ldc + j] = bias ? acc[i][j] + bi : acc[i][j];
+    }
+}
+
+#ifdef MRT_HAVE_AVX512_KERNEL
+/* NV vectors of 16 columns: the full tile is NV = 3; a panel's last columns use the narrowest tile that covers
+   them (a 7x7 image has 49 columns: 48 + 1), so a short tail does not cost a full tile. */
+#define TILE_AVX512(NV)                                                                                            \
+    __attribute__((target("avx512f"))) static void tile_avx512_##NV(int64_t kc, const float *a, const float *b,   \
+                                                                     float *c, int64_t ldc, int mr, int nr,          \
+                                                                     bool load, const float *bias)                   \
+    {                                                                                                              \
+        __m512 acc[MR][NV];                                                                                        \
+        __mmask16 mask[NV];                                                                                        \
+        for (int v = 0; v < NV; v++) {                                                                             \
+            int rem = nr - 16 * v;                                                                                 \
+            mask[v] = rem >= 16 ? (__mmask16)0xFFFF : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1);     \
+        }                                                                                                          \
+        for (int i = 0; i < MR; i++)                                                                               \
+            for (int v = 0; v < NV; v++)                                                                           \
+                acc[i][v] = load && i < mr ? _mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v)                  \
+                                           : _mm512_setzero_ps();                                                  \
+        for (int64_t kk = 0; kk < kc; kk++, a += MR, b += NR) {                                                    \
+            __m512 bv[NV];                                                                                         \
+            for (int v = 0; v < NV; v++) bv[v] = _mm512_load_ps(b + 16 * v);                                       \
+            for (int i = 0; i < MR; i++) {                                                                         \
+                __m512 ai = _mm512_set1_ps(a[i]);                                                                  \
+                for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                    \
+            }                                                                                                      \
+        }                                                                                                          \
+        for (int i = 0; i < mr; i++)                                                                               \
+            for (int v = 0; v < NV; v++) {                                                                         \
+                __m512 r = bias ? _mm512_add_ps(acc[i][v], _mm512_set1_ps(bias[i])) : acc[i][v];                   \
+                _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                           \
+            }                                                                                                      \
+    }
+TILE_AVX512(1)
+TILE_AVX512(2)
+TILE_AVX512(3)
+
+static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
+                        const float *bias)
+{
+    if (nr > 32) tile_avx512_3(kc, a, b, c, ldc, mr, nr, load, bias);
+    else if (nr > 16) tile_avx512_2(kc, a, b, c, ldc, mr, nr, load, bias);
+    else tile_avx512_1(kc, a, b, c, ldc, mr, nr, load, bias);
+}
+#endif
+
+static tile_fn pick_tile(void)
+{
+#ifdef MRT_HAVE_AVX512_KERNEL
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return tile_avx512;
+#endif
+    return tile_generic;
+}
+
+/* ------------------------------------------------------------------ the driver */
+
+typedef struct sgemm_job {
+    int64_t m, n, k;
+    const float *ap;        /* packed A */
+    const mrt_sgemm_b *b;
+    const float *bp;        /* packed B (shared mode) */
+    const mrt_sgemm_out *out;
+    float *slots;           /* wide mode: one K_BLOCK x STRIP block per thread */
+    int64_t row_chunk, col_chunk, n_col_chunks;
+    tile_fn tile;
+} sgemm_job;
+
+/* C[m0:m1, j0:j1] for k in [k0, k1); bpanel(q) is the panel of columns j0 + q*NR at row k0, panels `pstride`
+   floats apart. */
+static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j0, int64_t j1, int64_t k0, int64_t k1,
+                          const float *bpanels, int64_t pstride)
+{
+    const mrt_sgemm_out *o = jb->out;
+    bool load = o->accumulate || k0 > 0, last = k1 == jb->k;
+    for (int64_t i = m0; i < m1; i += MR) {
+        int mr = (int)min64(MR, m1 - i);
+        const float *ap = jb->ap + (i / MR) * MR * jb->k + k0 * MR;
+        const float *bias = last && o->bias ? o->bias + i : NULL;
+        for (int64_t j = j0, q = 0; j < j1; j += NR, q++) {
+            int nr = (int)min64(NR, j1 - j);
+            float *c = o->c + i * o->ldc + j;
+            jb->tile(k1 - k0, ap, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias);
+            if (last && o->ep)
+                for (int r = 0; r < mr; r++)
+                    mrt_epilogue_apply(o->ep, c + r * o->ldc, nr, o->ep_channel0 + i + r,
+                                       o->ep_at0 + (i + r) * o->ldc + j);
+        }
+    }
+}
+
+/* Wide mode: task t is the column strip [t*STRIP, ...), all rows; B is packed block by block into this thread's
+   slot, so a Conv's im2col never leaves the cache. */
+static void wide_tasks(void *arg, int64_t t0, int64_t t1)
+{
+    const sgemm_job *jb = arg;
+    float *slot = jb->slots + (int64_t)mrt_thread_index() * slot_floats(jb->k);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t j0 = t * STRIP, j1 = min64(jb->n, j0 + STRIP);
+        for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
+            int64_t k1 = min64(jb->k, k0 + K_BLOCK);
+            pack_b_block(jb->b, k0, k1, j0, j1, slot);
+            compute_block(jb, 0, jb->m, j0, j1, k0, k1, slot, (k1 - k0) * NR);
+        }
+    }
+}
+
+/* Narrow mode, first phase: pack B's panels into the shared buffer. */
+static void pack_b_panels(void *arg, int64_t q0, int64_t q1)
+{
+    const sgemm_job *jb = arg;
+    for (int64_t q = q0; q < q1; q++)
+        pack_b_block(jb->b, 0, jb->k, q * NR, min64(jb->n, q * NR + NR), (float *)jb->bp + q * jb->k * NR);
+}
+
+/* Narrow mode: task t is a (row chunk, column chunk) tile of C over the shared packed B. */
+static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
+{
+    const sgemm_job *jb = arg;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t ri = t / jb->n_col_chunks, ci = t % jb->n_col_chunks;
+        int64_t m0 = ri * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
+        int64_t j0 = ci * jb->col_chunk, j1 = min64(jb->n, j0 + jb->col_chunk);
+        for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
+            int64_t k1 = min64(jb->k, k0 + K_BLOCK);
+            compute_block(jb, m0, m1, j0, j1, k0, k1, jb->bp + (j0 / NR) * jb->k * NR + k0 * NR, jb->k * NR);
+        }
+    }
+}
+
+typedef struct pack_a_job {
+    const float *a;
+    int64_t rs, cs, m, k;
+    float *dst;
+} pack_a_job;
+
+static void pack_a_panels(void *arg, int64_t p0, int64_t p1)
+{
+    const pack_a_job *pj = arg;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t rows = min64(MR, pj->m - p * MR);
+        /* a panel of a short last row block is padded with zero rows by pack_a itself */
+        mrt_sgemm_pack_a(pj->a + p * MR * pj->rs, pj->rs, pj->cs, rows, pj->k, pj->dst + p * MR * pj->k);
+    }
+}
+
+/* Wide mode when B is not packed and there are enough column strips to go round. */
+static bool use_wide(int64_t n, bool b_packed, int n_threads)
+{
+    return !b_packed && n >= 2 * STRIP * (int64_t)(n_threads > 1 ? n_threads : 1);
+}
+
+int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed, int n_threads)
+{
+    int64_t f = a_packed ? 0 : mrt_sgemm_packed_a_floats(m, k);
+    if (use_wide(n, b_packed, n_threads)) f += (int64_t)(n_threads > 1 ? n_threads : 1) * slot_floats(k);
+    else if (!b_packed) f += mrt_sgemm_packed_b_floats(k, n);
+    return f;
+}
+
+void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a_packed, const float *a_raw,
+               int64_t a_rs, int64_t a_cs, const mrt_sgemm_b *b, const mrt_sgemm_out *out, float *ws)
+{
+    static tile_fn tile; /* chosen once; every choice gives the same bits */
+    if (!tile) tile = pick_tile();
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) { /* no chain: C keeps its start value (0 or C), then bias and epilogue */
+        for (int64_t i = 0; i < m; i++) {
+            float *c = out->c + i * out->ldc;
+            for (int64_t j = 0; j < n; j++) {
+                float v = out->accumulate ? c[j] : 0.0f;
+                c[j] = out->bias ? v + out->bias[i] : v;
+            }
+            if (out->ep) mrt_epilogue_apply(out->ep, c, n, out->ep_channel0 + i, out->ep_at0 + i * out->ldc);
+        }
+        return;
+    }
+    /* the count infer sized the workspace with; the pool has as many threads (mrt_thread_index < threads) */
+    int threads = ctx && ctx->n_threads > 1 ? ctx->n_threads : 1;
+    sgemm_job jb = {.m = m, .n = n, .k = k, .b = b, .out = out, .tile = tile};
+    float *next = ws;
+    if (a_packed) {
+        jb.ap = a_packed;
+    } else {
+        pack_a_job pj = {a_raw, a_rs, a_cs, m, k, next};
+        mrt_parallel_for(ctx, ceil_div(m, MR), 1, pack_a_panels, &pj);
+        jb.ap = next;
+        next += mrt_sgemm_packed_a_floats(m, k);
+    }
+    if (use_wide(n, b->packed != NULL, threads)) {
+        jb.slots = next;
+        mrt_parallel_for(ctx, ceil_div(n, STRIP), 1, wide_tasks, &jb);
+        return;
+    }
+    if (b->packed) {
+        jb.bp = b->packed;
+    } else {
+        jb.bp = next;
+        mrt_parallel_for(ctx, ceil_div(n, NR), 1, pack_b_panels, &jb);
+    }
+    /* column chunks of SHARED_STRIP, row chunks (whole panels) small enough for four tasks per thread */
+    jb.col_chunk = SHARED_STRIP;
+    jb.n_col_chunks = ceil_div(n, SHARED_STRIP);
+    int64_t row_chunks = threads > 1 ? ceil_div(4 * (int64_t)threads, jb.n_col_chunks) : 1;
+    int64_t row_chunk = ceil_div(ceil_div(m, MR), row_chunks) * MR;
+    if (row_chunk < 2 * MR) row_chunk = 2 * MR;
+    jb.row_chunk = row_chunk;
+    mrt_parallel_for(ctx, ceil_div(m, row_chunk) * jb.n_col_chunks, 1, narrow_tasks, &jb);
+}

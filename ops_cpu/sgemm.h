@@ -1,0 +1,73 @@
+/* minirt's float32 GEMM: C[m, n] (+)= A[m, k] * B[k, n], then a per-row bias and a fused epilogue, on the session's
+ * threads. Used by Conv (B gathered straight from the image: im2col is fused into packing), MatMul and Gemm.
+ *
+ * Results: every C element is one fused multiply-add chain over k in increasing order, starting from 0 (or from
+ * C's value when accumulating), then + bias[row], then the epilogue. That is exactly what a scalar loop of fmaf()
+ * computes, on every CPU path (AVX-512 kernel, AVX2/FMA or baseline loops) and for every thread count: the
+ * blocking only decides which chain is advanced when, never the order of one chain.
+ *
+ * Packed layouts (64-byte aligned buffers):
+ *  - A: row panels of MRT_SGEMM_MR rows; panel p holds A[p*MR + i, kk] at [p][kk][i], rows past m are 0;
+ *  - B: column panels of MRT_SGEMM_NR columns; panel q holds B[kk, q*NR + j] at [q][kk][j], columns past n are 0.
+ * Weights are packed once per plan (a kernel's prepare); activations are packed per run into the workspace. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/epilogue.h"
+#include "engine/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { MRT_SGEMM_MR = 8, MRT_SGEMM_NR = 48 };
+
+/* Floats of a packed A (m x k) and a packed B (k x n). */
+int64_t mrt_sgemm_packed_a_floats(int64_t m, int64_t k);
+int64_t mrt_sgemm_packed_b_floats(int64_t k, int64_t n);
+
+/* Pack A(i, kk) = a[i * rs + kk * cs] (a transposed operand is just other strides). */
+void mrt_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst);
+/* Pack B(kk, j) = b[kk * rs + j * cs]. */
+void mrt_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, float *dst);
+
+/* Where B comes from when it is not packed already. */
+typedef struct mrt_sgemm_conv_src mrt_sgemm_conv_src; /* a convolution's input as im2col (ops_cpu/conv.c) */
+typedef void (*mrt_sgemm_pack_b_fn)(const void *src, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst);
+
+typedef struct mrt_sgemm_b {
+    const float *packed;       /* packed B, or NULL */
+    const float *b;            /* else B(kk, j) = b[kk * rs + j * cs] */
+    int64_t rs, cs;
+    /* else a packer: writes B[k0:k1, j0:j1] as panels of NR columns (j0 a multiple of NR, j1 - j0 padded up to
+       NR with zeros) at dst[q][kk - k0][j], q counting panels from j0 */
+    mrt_sgemm_pack_b_fn pack;
+    const void *pack_src;
+} mrt_sgemm_b;
+
+typedef struct mrt_sgemm_out {
+    float *c;
+    int64_t ldc;
+    bool accumulate;           /* start each chain from C's value instead of 0 */
+    const float *bias;         /* bias[row], added after the chain, or NULL */
+    const mrt_epilogue *ep;    /* applied to each finished row segment, or NULL */
+    int64_t ep_channel0;       /* the epilogue's channel of row 0 (row r is channel ep_channel0 + r) */
+    int64_t ep_at0;            /* flat output index of C[0, 0] (C[r, j] is at ep_at0 + r * ldc + j) */
+} mrt_sgemm_out;
+
+/* Scratch floats mrt_sgemm needs for an (m, n, k) product with the given operands unpacked: request them in
+   infer (sized for ctx->n_threads threads). */
+int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed, int n_threads);
+
+/* C = A * B (see above). a_packed: A packed with mrt_sgemm_pack_a, else a_raw with strides (a_rs, a_cs) is packed
+   into the workspace. ws: mrt_sgemm_workspace_floats floats (64-byte aligned). Threads: ctx's pool (ctx may be
+   NULL: one thread). */
+void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a_packed, const float *a_raw,
+               int64_t a_rs, int64_t a_cs, const mrt_sgemm_b *b, const mrt_sgemm_out *out, float *ws);
+
+#ifdef __cplusplus
+}
+#endif
