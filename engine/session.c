@@ -903,8 +903,9 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     for (int s = 0; s < e->n_steps; s++) {
         const mrt_step *step = &e->steps[s];
         const mrt_node *nd = &g->nodes[step->node];
-        if (step->fused_into >= 0) continue; /* computed by its chain's producer; no callback (fuse.h) */
-        if (!step->folded) {
+        /* a fused step was computed by its chain's producer: only its callback fires (values never computed have
+           no data; see mrt_session_options.fuse_with_callback) */
+        if (!step->folded && step->fused_into < 0) {
             mrt_op_ctx ctx;
             ctx_buf b;
             st = ctx_prepare(e, step, false, &ctx, &b);

@@ -7,6 +7,7 @@
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
 #include "ops_cpu/linear.h"
+#include "ops_cpu/sgemm.h"
 
 /* ------------------------------------------------------------------ Gemm */
 
@@ -68,6 +69,94 @@ GEMM_INT(int64_t, i64)
 GEMM_INT(uint32_t, u32)
 GEMM_INT(uint64_t, u64)
 
+/* ---- float32 Gemm/MatMul on minirt's GEMM (ops_cpu/sgemm.h): a constant B is packed once per plan. Gemm with
+   alpha != 1 keeps the BLAS path (alpha * sum is not a chain of the products); so do single-column products,
+   which the matrix-vector loop serves better than a 48-column tile. */
+
+/* B(kk, j) = b[kk * rs + j * cs] of Gemm (transB) */
+static void gemm_b_strides(const gemm_args *g, int64_t *rs, int64_t *cs)
+{
+    *rs = g->tb ? 1 : g->n;
+    *cs = g->tb ? g->k : 1;
+}
+
+static bool gemm_uses_sgemm(const gemm_args *g, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && g->alpha == 1.0 && g->n > 1; }
+
+static void gemm_read_args(const mrt_op_ctx *ctx, gemm_args *g)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *c = mrt_input(ctx, 2);
+    g->ta = mrt_attr_int(ctx, "transA", 0) != 0;
+    g->tb = mrt_attr_int(ctx, "transB", 0) != 0;
+    g->k = g->ta ? a->shape[0] : a->shape[1];
+    g->m = g->ta ? a->shape[1] : a->shape[0];
+    const mrt_tensor *b = mrt_input(ctx, 1);
+    g->n = g->tb ? b->shape[0] : b->shape[1];
+    g->alpha = mrt_attr_float(ctx, "alpha", 1.0f);
+    g->beta = mrt_attr_float(ctx, "beta", 1.0f);
+    g->has_c = c != NULL;
+    g->c0 = c && c->rank == 2 ? c->shape[0] : 1;
+    g->c1 = c && c->rank >= 1 ? c->shape[c->rank - 1] : 1;
+}
+
+int64_t mrt_gemm_f32_workspace_floats(const mrt_op_ctx *ctx, bool b_packed)
+{
+    gemm_args g;
+    gemm_read_args(ctx, &g);
+    if (!gemm_uses_sgemm(&g, mrt_input(ctx, 0)->dtype)) return 0;
+    return mrt_sgemm_workspace_floats(g.m, g.n, g.k, false, b_packed, ctx->n_threads);
+}
+
+typedef struct packed_b {
+    char pad[64]; /* data starts 64-byte aligned */
+    float data[];
+} packed_b;
+
+static void release_packed(void *state) { free(state); }
+
+static mrt_status pack_constant_b(mrt_op_ctx *ctx, const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n,
+                                  void **state)
+{
+    size_t bytes = sizeof(packed_b) + (size_t)mrt_sgemm_packed_b_floats(k, n) * sizeof(float);
+    MRT_TRY(mrt_check_alloc(bytes, "the packed weights"));
+    packed_b *pb = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!pb) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing B (%zu bytes)", bytes);
+    mrt_sgemm_pack_b(b, rs, cs, k, n, pb->data);
+    *state = pb;
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_gemm_prepare(mrt_op_ctx *ctx, void **state)
+{
+    gemm_args g;
+    gemm_read_args(ctx, &g);
+    const mrt_tensor *b = mrt_input(ctx, 1);
+    if (!gemm_uses_sgemm(&g, b->dtype) || !b->data) return MRT_STATUS_OK;
+    int64_t rs, cs;
+    gemm_b_strides(&g, &rs, &cs);
+    return pack_constant_b(ctx, b->data, rs, cs, g.k, g.n, state);
+}
+
+static mrt_status gemm_sgemm(mrt_op_ctx *ctx, const gemm_args *g, const float *a, const float *b, const float *c, float *y)
+{
+    const packed_b *pb = ctx->kernel_state;
+    float *ws = mrt_workspace(ctx, (size_t)mrt_sgemm_workspace_floats(g->m, g->n, g->k, false, pb != NULL, ctx->n_threads) * sizeof(float));
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+    bool acc = g->has_c && g->beta != 0;
+    if (acc) { /* each chain starts from beta * C, as the BLAS path prefills it */
+        float bc = (float)g->beta;
+        for (int64_t i = 0; i < g->m; i++) {
+            const float *crow = c + (g->c0 == 1 ? 0 : i) * g->c1;
+            float *yrow = y + i * g->n;
+            for (int64_t j = 0; j < g->n; j++) yrow[j] = bc * crow[g->c1 == 1 ? 0 : j];
+        }
+    }
+    mrt_sgemm_b bs = {.packed = pb ? pb->data : NULL, .b = b};
+    gemm_b_strides(g, &bs.rs, &bs.cs);
+    mrt_sgemm_out out = {.c = y, .ldc = g->n, .accumulate = acc};
+    mrt_sgemm_run(ctx, g->m, g->n, g->k, NULL, a, g->ta ? 1 : g->k, g->ta ? g->m : 1, &bs, &out, ws);
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
 {
     const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1), *c = mrt_input(ctx, 2);
@@ -87,6 +176,7 @@ static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
     mrt_dtype dt = a->dtype;
     if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || mrt_lin_is_half(dt))
         MRT_TRY(mrt_lin_blas_check(ctx, g.m, g.n, g.k));
+    if (gemm_uses_sgemm(&g, dt)) return gemm_sgemm(ctx, &g, a->data, b->data, cd, y->data);
     switch (dt) {
     case MRT_DTYPE_FLOAT: gemm_f32(&g, a->data, b->data, cd, y->data); break;
     case MRT_DTYPE_DOUBLE: gemm_f64(&g, a->data, b->data, cd, y->data); break;
@@ -186,6 +276,81 @@ MATMUL_INT(int64_t, i64)
 MATMUL_INT(uint32_t, u32)
 MATMUL_INT(uint64_t, u64)
 
+/* Batches of small independent products go to the threads whole (each serial, in its own scratch slot); a
+   single large product is split inside. */
+static bool matmul_by_batch(const mrt_matmul_dims *d, int threads)
+{
+    return threads > 1 && !b_is_broadcast(d) && batch_count(d) >= threads && d->m * d->n * d->k <= ((int64_t)1 << 21);
+}
+
+static bool matmul_uses_sgemm(const mrt_matmul_dims *d, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && d->n > 1; }
+
+int64_t mrt_matmul_f32_workspace_floats(const mrt_op_ctx *ctx, const mrt_matmul_dims *d, bool b_packed)
+{
+    if (!matmul_uses_sgemm(d, mrt_input(ctx, 0)->dtype)) return 0;
+    int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
+    if (b_is_broadcast(d)) return mrt_sgemm_workspace_floats(batch_count(d) * d->m, d->n, d->k, false, b_packed, threads);
+    if (matmul_by_batch(d, threads)) return threads * mrt_sgemm_workspace_floats(d->m, d->n, d->k, false, false, 1);
+    return mrt_sgemm_workspace_floats(d->m, d->n, d->k, false, false, threads);
+}
+
+static mrt_status mrt_cpu_matmul_prepare(mrt_op_ctx *ctx, void **state)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    mrt_matmul_dims d;
+    MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
+    if (!matmul_uses_sgemm(&d, a->dtype) || !b_is_broadcast(&d) || !b->data) return MRT_STATUS_OK;
+    return pack_constant_b(ctx, b->data, d.n, 1, d.k, d.n, state);
+}
+
+typedef struct matmul_batches {
+    const mrt_matmul_dims *d;
+    const float *a, *b;
+    float *y, *ws;
+    int64_t slot_floats;
+} matmul_batches;
+
+static void matmul_batch_range(void *arg, int64_t i0, int64_t i1)
+{
+    const matmul_batches *mb = arg;
+    const mrt_matmul_dims *d = mb->d;
+    float *ws = mb->ws + (int64_t)mrt_thread_index() * mb->slot_floats;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t ia, ib;
+        batch_index(d, i, &ia, &ib);
+        mrt_sgemm_b bs = {.b = mb->b + ib * d->k * d->n, .rs = d->n, .cs = 1};
+        mrt_sgemm_out out = {.c = mb->y + i * d->m * d->n, .ldc = d->n};
+        mrt_sgemm_run(NULL, d->m, d->n, d->k, NULL, mb->a + ia * d->m * d->k, d->k, 1, &bs, &out, ws);
+    }
+}
+
+static mrt_status matmul_sgemm(mrt_op_ctx *ctx, const mrt_matmul_dims *d, const float *a, const float *b, float *y)
+{
+    const packed_b *pb = ctx->kernel_state;
+    int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
+    float *ws = mrt_workspace(ctx, (size_t)mrt_matmul_f32_workspace_floats(ctx, d, pb != NULL) * sizeof(float));
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+    if (b_is_broadcast(d)) { /* one B for every batch: A's batches stack into one tall product */
+        mrt_sgemm_b bs = {.packed = pb ? pb->data : NULL, .b = b, .rs = d->n, .cs = 1};
+        mrt_sgemm_out out = {.c = y, .ldc = d->n};
+        mrt_sgemm_run(ctx, batch_count(d) * d->m, d->n, d->k, NULL, a, d->k, 1, &bs, &out, ws);
+        return MRT_STATUS_OK;
+    }
+    if (matmul_by_batch(d, threads)) {
+        matmul_batches mb = {d, a, b, y, ws, mrt_sgemm_workspace_floats(d->m, d->n, d->k, false, false, 1)};
+        mrt_parallel_for(ctx, batch_count(d), 1, matmul_batch_range, &mb);
+        return MRT_STATUS_OK;
+    }
+    for (int64_t i = 0; i < batch_count(d); i++) {
+        int64_t ia, ib;
+        batch_index(d, i, &ia, &ib);
+        mrt_sgemm_b bs = {.b = b + ib * d->k * d->n, .rs = d->n, .cs = 1};
+        mrt_sgemm_out out = {.c = y + i * d->m * d->n, .ldc = d->n};
+        mrt_sgemm_run(ctx, d->m, d->n, d->k, NULL, a + ia * d->m * d->k, d->k, 1, &bs, &out, ws);
+    }
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
 {
     const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
@@ -195,6 +360,7 @@ static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
     mrt_dtype dt = a->dtype;
     if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || mrt_lin_is_half(dt))
         MRT_TRY(mrt_lin_blas_check(ctx, batch_count(&d) * d.m, d.n, d.k));
+    if (matmul_uses_sgemm(&d, dt)) return matmul_sgemm(ctx, &d, a->data, b->data, y->data);
     switch (dt) {
     case MRT_DTYPE_FLOAT: matmul_f32(&d, a->data, b->data, y->data); break;
     case MRT_DTYPE_DOUBLE: matmul_f64(&d, a->data, b->data, y->data); break;
@@ -290,15 +456,15 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_gemm[] = {
-    {"", "Gemm", 1, mrt_cpu_gemm, NULL},
-    {"", "Gemm", 6, mrt_cpu_gemm, NULL},
-    {"", "Gemm", 7, mrt_cpu_gemm, NULL},
-    {"", "Gemm", 9, mrt_cpu_gemm, NULL},
-    {"", "Gemm", 11, mrt_cpu_gemm, NULL},
-    {"", "Gemm", 13, mrt_cpu_gemm, NULL},
-    {"", "MatMul", 1, mrt_cpu_matmul, NULL},
-    {"", "MatMul", 9, mrt_cpu_matmul, NULL},
-    {"", "MatMul", 13, mrt_cpu_matmul, NULL},
+    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
+    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
+    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
+    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
+    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
+    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
+    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed},
+    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed},
+    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed},
     {"", "MatMulInteger", 10, mrt_cpu_matmulinteger, NULL},
     {0},
 };

@@ -170,6 +170,7 @@ typedef struct sgemm_job {
     const mrt_sgemm_out *out;
     float *slots;           /* wide mode: one K_BLOCK x STRIP block per thread */
     int64_t row_chunk, col_chunk, n_col_chunks;
+    int threads;            /* the count the scratch was sized for */
     tile_fn tile;
 } sgemm_job;
 
@@ -201,7 +202,8 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
 static void wide_tasks(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
-    float *slot = jb->slots + (int64_t)mrt_thread_index() * slot_floats(jb->k);
+    /* a serial call (threads == 1) may still run on a pool worker, inside another kernel's task */
+    float *slot = jb->slots + (jb->threads > 1 ? (int64_t)mrt_thread_index() : 0) * slot_floats(jb->k);
     for (int64_t t = t0; t < t1; t++) {
         int64_t j0 = t * STRIP, j1 = min64(jb->n, j0 + STRIP);
         for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
@@ -284,7 +286,7 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     }
     /* the count infer sized the workspace with; the pool has as many threads (mrt_thread_index < threads) */
     int threads = ctx && ctx->n_threads > 1 ? ctx->n_threads : 1;
-    sgemm_job jb = {.m = m, .n = n, .k = k, .b = b, .out = out, .tile = tile};
+    sgemm_job jb = {.m = m, .n = n, .k = k, .b = b, .out = out, .threads = threads, .tile = tile};
     float *next = ws;
     if (a_packed) {
         jb.ap = a_packed;

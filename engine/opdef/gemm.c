@@ -4,6 +4,7 @@
 
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
+#include "ops_cpu/sgemm.h"
 
 static const mrt_tensor *need_input(const mrt_op_ctx *ctx, int i, const char *name, mrt_status *st)
 {
@@ -80,6 +81,9 @@ static mrt_status infer_gemm(mrt_op_ctx *ctx)
     if (a->dtype == MRT_DTYPE_FLOAT16 || a->dtype == MRT_DTYPE_BFLOAT16) { /* float copies of A, B, C, Y */
         int64_t counts[4] = {mrt_tensor_numel(a), mrt_tensor_numel(b), c ? mrt_tensor_numel(c) : 0, m * n};
         MRT_TRY(mrt_workspace_request_parts(ctx, 4, counts, sizeof(float)));
+    } else if (a->dtype == MRT_DTYPE_FLOAT) { /* minirt's GEMM: packed A (and B unless a constant, packed at prepare) */
+        int64_t f = mrt_gemm_f32_workspace_floats(ctx, ctx->planning && b->data);
+        MRT_TRY(mrt_workspace_request_parts(ctx, 1, &f, sizeof(float)));
     }
     return MRT_STATUS_OK;
 }
@@ -136,6 +140,9 @@ static mrt_status infer_matmul(mrt_op_ctx *ctx)
         for (int i = 0; i < d.y_rank; i++) yn *= d.y_shape[i];
         int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), yn};
         MRT_TRY(mrt_workspace_request_parts(ctx, 3, counts, sizeof(float)));
+    } else if (a->dtype == MRT_DTYPE_FLOAT) {
+        int64_t f = mrt_matmul_f32_workspace_floats(ctx, &d, ctx->planning && b->data);
+        MRT_TRY(mrt_workspace_request_parts(ctx, 1, &f, sizeof(float)));
     }
     return MRT_STATUS_OK;
 }

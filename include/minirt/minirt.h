@@ -206,7 +206,8 @@ typedef struct mrt_session_options {
     /* Fusion (on unless disabled): element-wise successors of a Conv (BatchNormalization, a residual Add, Relu,
        Clip, Sigmoid, SiLU) run inside it, with the same bits as separate nodes. Their intermediate values are
        then never computed, so fusion is off when on_node or override_input is set, unless fuse_with_callback
-       (profiling, which wants the real run and needs no values: fused-away nodes then get no callback). */
+       (profiling, which wants the real run and needs no values: the callbacks of fused nodes then fire right
+       after their producer's, and outputs that were never computed have no data). */
     bool no_fuse;
     bool fuse_with_callback;
 } mrt_session_options;

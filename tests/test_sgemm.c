@@ -1,0 +1,146 @@
+/* minirt's float32 GEMM (ops_cpu/sgemm.c) against its contract: every C element is exactly the fmaf() chain over k
+ * in increasing order (from 0, or from C when accumulating), then + bias, then the epilogue - bit for bit, for
+ * every tile tail, k-block boundary, operand layout and thread count. The reference is the plain scalar loop. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/threadpool.h"
+#include "harness.h"
+#include "ops_cpu/sgemm.h"
+
+typedef struct gcase {
+    int64_t m, n, k;
+    bool trans_a, b_cols_strided, accumulate, bias, pack_a, pack_b;
+} gcase;
+
+static float *rand_floats(th_rng *r, int64_t n)
+{
+    float *v = aligned_alloc(64, (size_t)(n > 0 ? n : 1) * sizeof(float) + 64);
+    for (int64_t i = 0; i < n; i++) v[i] = (float)th_rng_uniform(r, -1, 1);
+    return v;
+}
+
+/* A(i, kk) and B(kk, j) as the case lays them out */
+static float a_at(const gcase *g, const float *a, int64_t i, int64_t kk) { return g->trans_a ? a[kk * g->m + i] : a[i * g->k + kk]; }
+static float b_at(const gcase *g, const float *b, int64_t kk, int64_t j) { return g->b_cols_strided ? b[j * g->k + kk] : b[kk * g->n + j]; }
+
+static void run_case(th_rng *r, const gcase *g, mrt_threadpool *pool, int threads)
+{
+    float *a = rand_floats(r, g->m * g->k), *b = rand_floats(r, g->k * g->n), *bias = rand_floats(r, g->m);
+    float *c0 = rand_floats(r, g->m * g->n), *c = aligned_alloc(64, (size_t)(g->m * g->n + 16) * sizeof(float));
+    memcpy(c, c0, (size_t)(g->m * g->n) * sizeof(float));
+    float *ap = NULL, *bp = NULL;
+    int64_t a_rs = g->trans_a ? 1 : g->k, a_cs = g->trans_a ? g->m : 1;
+    if (g->pack_a) {
+        ap = aligned_alloc(64, (size_t)mrt_sgemm_packed_a_floats(g->m, g->k) * sizeof(float) + 64);
+        mrt_sgemm_pack_a(a, a_rs, a_cs, g->m, g->k, ap);
+    }
+    mrt_sgemm_b bs = {.b = b, .rs = g->b_cols_strided ? 1 : g->n, .cs = g->b_cols_strided ? g->k : 1};
+    if (g->pack_b) {
+        bp = aligned_alloc(64, (size_t)mrt_sgemm_packed_b_floats(g->k, g->n) * sizeof(float) + 64);
+        mrt_sgemm_pack_b(b, bs.rs, bs.cs, g->k, g->n, bp);
+        bs.packed = bp;
+    }
+    mrt_sgemm_out out = {.c = c, .ldc = g->n, .accumulate = g->accumulate, .bias = g->bias ? bias : NULL};
+    int64_t wsf = mrt_sgemm_workspace_floats(g->m, g->n, g->k, g->pack_a, g->pack_b, threads);
+    float *ws = aligned_alloc(64, (size_t)(wsf > 0 ? wsf : 1) * sizeof(float) + 64);
+    mrt_op_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.pool = pool;
+    ctx.n_threads = threads;
+    mrt_sgemm_run(&ctx, g->m, g->n, g->k, ap, a, a_rs, a_cs, &bs, &out, ws);
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t j = 0; j < g->n; j++) {
+            float acc = g->accumulate ? c0[i * g->n + j] : 0.0f;
+            for (int64_t kk = 0; kk < g->k; kk++) acc = fmaf(a_at(g, a, i, kk), b_at(g, b, kk, j), acc);
+            if (g->bias) acc = acc + bias[i];
+            float got = c[i * g->n + j];
+            cr_assert(memcmp(&got, &acc, sizeof got) == 0,
+                      "m %lld n %lld k %lld transA %d stridedB %d acc %d bias %d packA %d packB %d threads %d: C[%lld,%lld] = "
+                      "%.9g, the fma chain gives %.9g",
+                      (long long)g->m, (long long)g->n, (long long)g->k, g->trans_a, g->b_cols_strided, g->accumulate,
+                      g->bias, g->pack_a, g->pack_b, threads, (long long)i, (long long)j, got, acc);
+        }
+    free(a), free(b), free(bias), free(c0), free(c), free(ap), free(bp), free(ws);
+}
+
+Test(sgemm, every_element_is_the_fma_chain)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("sgemm.chain"));
+    /* tails around the 8-row and 16/32/48-column tiles, k around the 256 block, both work splits (wide needs
+       n >= 2 * 192 * threads) */
+    static const int64_t ms[] = {1, 7, 8, 9, 17, 64};
+    static const int64_t ns[] = {1, 15, 16, 17, 33, 48, 49, 97, 800};
+    static const int64_t ks[] = {1, 5, 256, 257, 600};
+    for (int threads = 1; threads <= 2; threads++) {
+        mrt_threadpool *pool;
+        cr_assert_eq(mrt_threadpool_new(threads, &pool), MRT_STATUS_OK);
+        for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+            for (size_t b = 0; b < sizeof ns / sizeof *ns; b++)
+                for (size_t c = 0; c < sizeof ks / sizeof *ks; c++) {
+                    int64_t v = th_rng_int(&r, 0, 63);
+                    gcase g = {ms[a], ns[b], ks[c], v & 1, v & 2, v & 4, v & 8, v & 16, v & 32};
+                    if (g.m * g.n * g.k > 3000000) g.k = 5; /* keep the reference loop quick */
+                    run_case(&r, &g, pool, threads);
+                }
+        mrt_threadpool_free(pool);
+    }
+}
+
+/* Conv, MatMul and Gemm nodes on this GEMM give the same bits with 1 and 2 threads. */
+static void same_bits_with_threads(th_case *c1, th_case *c2, const char *what)
+{
+    mrt_session_options o1 = mrt_session_options_default(), o2 = mrt_session_options_default();
+    o1.n_threads = 1;
+    o2.n_threads = 2;
+    mrt_tensor y1, y2;
+    cr_assert_eq(th_run_opt(c1, &o1, 1, &y1), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
+    cr_assert_eq(th_run_opt(c2, &o2, 1, &y2), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
+    cr_assert_eq(memcmp(y1.data, y2.data, mrt_tensor_nbytes(&y1)), 0, "%s: 1 and 2 threads differ", what);
+    mrt_tensor_release(&y1);
+    mrt_tensor_release(&y2);
+    th_free(c1);
+    th_free(c2);
+}
+
+Test(sgemm, nodes_give_the_same_bits_with_any_thread_count)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("sgemm.threads"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 16, 30, 30}, -1, 1);
+    mrt_tensor w = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, 16, 3, 3}, -1, 1);
+    mrt_tensor bias = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, -1, 1);
+    th_case *cs[2];
+    for (int i = 0; i < 2; i++) {
+        cs[i] = th_begin("Conv", "", 11);
+        th_input(cs[i], &x);
+        th_input_const(cs[i], &w);
+        th_input_const(cs[i], &bias);
+        th_attr_ints(cs[i], "pads", 4, (int64_t[]){1, 1, 1, 1});
+    }
+    same_bits_with_threads(cs[0], cs[1], "Conv 3x3");
+    mrt_tensor a = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){6, 70, 300}, -1, 1);
+    mrt_tensor bm = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){6, 300, 90}, -1, 1);
+    for (int i = 0; i < 2; i++) {
+        cs[i] = th_begin("MatMul", "", 13);
+        th_input(cs[i], &a);
+        th_input(cs[i], &bm);
+    }
+    same_bits_with_threads(cs[0], cs[1], "batched MatMul");
+    mrt_tensor g_a = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){50, 300}, -1, 1);
+    mrt_tensor g_b = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){1000, 300}, -1, 1);
+    mrt_tensor g_c = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){1000}, -1, 1);
+    for (int i = 0; i < 2; i++) {
+        cs[i] = th_begin("Gemm", "", 13);
+        th_input(cs[i], &g_a);
+        th_input_const(cs[i], &g_b);
+        th_input_const(cs[i], &g_c);
+        th_attr_int(cs[i], "transB", 1);
+    }
+    same_bits_with_threads(cs[0], cs[1], "Gemm with packed B");
+    mrt_tensor_release(&x), mrt_tensor_release(&w), mrt_tensor_release(&bias), mrt_tensor_release(&a);
+    mrt_tensor_release(&bm), mrt_tensor_release(&g_a), mrt_tensor_release(&g_b), mrt_tensor_release(&g_c);
+}
