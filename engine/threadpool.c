@@ -1,5 +1,7 @@
 /* The session thread pool (see threadpool.h): one job at a time, cut into chunks claimed with an atomic
- * counter, so a preempted thread (a shared VM) does not hold the others back. */
+ * counter, so a preempted thread (a shared VM) does not hold the others back. A worker joins a job only while it
+ * is open, and the caller closes it once every chunk is claimed, then waits for the workers that joined: one that
+ * was descheduled (the other core busy) is never waited for, it just finds the job closed when it wakes. */
 #include "engine/threadpool.h"
 
 #include <pthread.h>
@@ -35,8 +37,12 @@ struct mrt_threadpool {
     void *arg;
     int64_t n, chunk, n_chunks;
     atomic_llong next_chunk;
-    atomic_int finished; /* workers done with the current job */
+    /* admission to the current job: its generation << 32 | CLOSED | workers inside it */
+    atomic_ullong admission;
 };
+
+#define ADMIT_CLOSED ((unsigned long long)1 << 31)
+#define ADMIT_ACTIVE ((unsigned long long)ADMIT_CLOSED - 1)
 
 /* Set while a thread runs a task: a nested call runs serially. */
 static _Thread_local bool in_task;
@@ -84,8 +90,17 @@ static void *worker_main(void *arg)
         }
         seen = g;
         if (atomic_load(&p->stop)) return NULL;
+        /* join job g unless it is closed already (or a later one was posted: the next loop takes that) */
+        unsigned long long v = atomic_load(&p->admission);
+        bool joined = false;
+        while ((unsigned)(v >> 32) == g && !(v & ADMIT_CLOSED))
+            if (atomic_compare_exchange_weak(&p->admission, &v, v + 1)) {
+                joined = true;
+                break;
+            }
+        if (!joined) continue;
         run_chunks(p);
-        atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
+        atomic_fetch_sub(&p->admission, 1);
     }
 }
 
@@ -161,7 +176,8 @@ void mrt_threadpool_run(mrt_threadpool *p, int64_t n, int64_t grain, mrt_range_f
     p->chunk = (n + n_chunks - 1) / n_chunks;
     p->n_chunks = (n + p->chunk - 1) / p->chunk;
     atomic_store_explicit(&p->next_chunk, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+    unsigned g = atomic_load(&p->generation) + 1;
+    atomic_store(&p->admission, (unsigned long long)g << 32); /* open, nobody inside */
     /* sequentially consistent, paired with the worker's increment of `sleeping` before it re-reads the generation:
        either this load sees the sleeper or the sleeper sees the new generation */
     atomic_fetch_add(&p->generation, 1);
@@ -171,9 +187,10 @@ void mrt_threadpool_run(mrt_threadpool *p, int64_t n, int64_t grain, mrt_range_f
         pthread_mutex_unlock(&p->mu);
     }
     run_chunks(p);
-    /* every worker checks in, even one that found no chunk left, so the job's fields can be reused */
+    /* every chunk is claimed: close the job, then wait for those inside to finish theirs */
+    atomic_fetch_or(&p->admission, ADMIT_CLOSED);
     int spins = 0;
-    while (atomic_load_explicit(&p->finished, memory_order_acquire) < p->n_workers) {
+    while (atomic_load(&p->admission) & ADMIT_ACTIVE) {
         if (++spins < SPIN_ROUNDS) CPU_RELAX();
         else sched_yield();
     }

@@ -298,6 +298,7 @@ static int panel_segments(const mrt_window *w, const int64_t *kidx, int64_t jb, 
     return n;
 }
 
+MRT_VECTORIZE_CLONES
 static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst)
 {
     const mrt_sgemm_conv_src *cs = src;

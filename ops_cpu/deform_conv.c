@@ -1,6 +1,7 @@
 /* CPU kernels: DeformConv 19/22 (2-D), mmcv::/mmdeploy:: MMCVModulatedDeformConv2d and MMCVDeformConv2d,
- * custom::/torchvision:: deform_conv2d; float and double (float16/bfloat16 computed in float). One core:
- * a sampled im2col buffer per image and weight group (in column blocks), then an OpenBLAS GEMM. */
+ * custom::/torchvision:: deform_conv2d; float and double (float16/bfloat16 computed in float): a sampled im2col
+ * buffer per image and weight group (in column blocks), built on the session's threads, then a GEMM (float:
+ * minirt's, threaded, with the bias fused; double: OpenBLAS). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,28 +11,32 @@
 #include "engine/opdef/deform_conv.h"
 #include "engine/registry.h"
 #include "ops_cpu/blas.h"
+#include "ops_cpu/sgemm.h"
+#include "ops_cpu/simd.h"
 
 /* Budget of one column block (sample table + im2col rows), which bounds the kernel's scratch memory. */
 #define DC_BLOCK_BYTES ((size_t)16 << 20)
 
 #define DC_T float
 #define DC_FN(name) name##_f32
-#define DC_GEMM mrt_sgemm
+#define DC_OWN_GEMM 1
 #define DC_FLOOR floorf
 #include "ops_cpu/deform_conv_typed.h"
 #undef DC_T
 #undef DC_FN
-#undef DC_GEMM
+#undef DC_OWN_GEMM
 #undef DC_FLOOR
 
 #define DC_T double
 #define DC_FN(name) name##_f64
 #define DC_GEMM mrt_dgemm
+#define DC_OWN_GEMM 0
 #define DC_FLOOR floor
 #include "ops_cpu/deform_conv_typed.h"
 #undef DC_T
 #undef DC_FN
 #undef DC_GEMM
+#undef DC_OWN_GEMM
 #undef DC_FLOOR
 
 /* float16/bfloat16 operand widened to a malloc'd float array (NULL tensor -> NULL). */
@@ -64,10 +69,10 @@ static mrt_status run_half(mrt_op_ctx *ctx, const mrt_deform_conv_params *p, con
     return st;
 }
 
-size_t mrt_cpu_deform_conv_workspace(const mrt_deform_conv_params *p)
+size_t mrt_cpu_deform_conv_workspace(const mrt_deform_conv_params *p, int threads)
 {
     /* float16/bfloat16 compute in float; their operand copies are still malloc'd per call */
-    return p->dtype == MRT_DTYPE_DOUBLE ? dc_workspace_bytes_f64(p) : dc_workspace_bytes_f32(p);
+    return p->dtype == MRT_DTYPE_DOUBLE ? dc_workspace_bytes_f64(p, threads) : dc_workspace_bytes_f32(p, threads);
 }
 
 static mrt_status mrt_cpu_deform_conv(mrt_op_ctx *ctx)

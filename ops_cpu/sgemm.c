@@ -48,7 +48,9 @@ void mrt_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t
     }
 }
 
-/* B[k0:k1, j0:j1] of a strided matrix as panels (the mrt_sgemm_pack_b_fn layout). */
+/* B[k0:k1, j0:j1] of a strided matrix as panels (the mrt_sgemm_pack_b_fn layout). Vectorised copies: for a
+   short product (few rows of A) packing costs as much as a good part of the arithmetic. */
+MRT_VECTORIZE_CLONES
 static void pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
                            float *dst)
 {
@@ -59,7 +61,7 @@ static void pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, i
         for (int64_t kk = k0; kk < k1; kk++, d += NR) {
             const float *s = b + kk * rs + jb * cs;
             if (cs == 1) {
-                memcpy(d, s, (size_t)cols * sizeof(float));
+                for (int64_t j = 0; j < cols; j++) d[j] = s[j];
             } else {
                 for (int64_t j = 0; j < cols; j++) d[j] = s[j * cs];
             }
