@@ -100,6 +100,7 @@ static inline mrt_status mrt_mover_copy_all(const mrt_op_ctx *ctx, mrt_tensor *d
 {
     mrt_mover m = mrt_mover_of(src->dtype);
     int64_t n = mrt_tensor_numel(src);
+    if (dst->data == src->data) return MRT_STATUS_OK; /* in place (MRT_OPDEF_INPLACE: Reshape, Identity...) */
     if (!m.is_string && n) {
         memcpy(dst->data, src->data, mrt_tensor_nbytes(src));
         return MRT_STATUS_OK;

@@ -191,11 +191,13 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
             int nr = (int)min64(NR, j1 - j);
             float *c = o->c + i * o->ldc + j;
             jb->tile(k1 - k0, ap, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias);
-            if (last && o->ep)
-                for (int r = 0; r < mr; r++)
-                    mrt_epilogue_apply(o->ep, c + r * o->ldc, nr, o->ep_channel0 + i + r,
-                                       o->ep_at0 + (i + r) * o->ldc + j);
         }
+        /* the epilogue over the panel's rows of the whole block, still in L1: one call per row and op, not per
+           tile (for a short k it costs as much as the products) */
+        if (last && o->ep)
+            for (int r = 0; r < mr; r++)
+                mrt_epilogue_apply(o->ep, o->c + (i + r) * o->ldc + j0, j1 - j0, o->ep_channel0 + i + r,
+                                   o->ep_at0 + (i + r) * o->ldc + j0);
     }
 }
 
