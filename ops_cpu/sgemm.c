@@ -173,6 +173,7 @@ typedef struct sgemm_job {
     float *slots;           /* wide mode: one K_BLOCK x STRIP block per thread */
     int64_t row_chunk, col_chunk, n_col_chunks;
     int threads;            /* the count the scratch was sized for */
+    int64_t b_stride;       /* narrow mode with one or two columns: floats between B's rows */
     tile_fn tile;
 } sgemm_job;
 
@@ -227,9 +228,85 @@ static void pack_b_panels(void *arg, int64_t q0, int64_t q1)
 }
 
 /* Narrow mode: task t is a (row chunk, column chunk) tile of C over the shared packed B. */
+/* One or two columns (a 1x1 convolution on a 1x1 image: squeeze-excitation; a matrix-vector product): a 16-lane
+   tile would waste 15 of them. Instead the rows are the vector lanes, as A's panels lay them out (8 rows per k),
+   four panels at a time so that four chains advance at once. Each element is still its own fma chain in k order. */
+#define COLS_MAX 2
+typedef void (*cols_fn)(int64_t k, const float *ap, int panels, const float *bp, int64_t bs, int nc,
+                        float acc[][COLS_MAX][MR]);
+
+static void cols_generic(int64_t k, const float *ap, int panels, const float *bp, int64_t bs, int nc,
+                         float acc[][COLS_MAX][MR])
+{
+    for (int64_t kk = 0; kk < k; kk++)
+        for (int p = 0; p < panels; p++)
+            for (int j = 0; j < nc; j++)
+                for (int i = 0; i < MR; i++)
+                    acc[p][j][i] = fmaf(ap[p * MR * k + kk * MR + i], bp[kk * bs + j], acc[p][j][i]);
+}
+
+#ifdef MRT_HAVE_AVX512_KERNEL
+__attribute__((target("avx2,fma"))) static void cols_avx2(int64_t k, const float *ap, int panels, const float *bp,
+                                                          int64_t bs, int nc, float acc[][COLS_MAX][MR])
+{
+    __m256 v[4][COLS_MAX];
+    for (int p = 0; p < 4; p++)
+        for (int j = 0; j < COLS_MAX; j++) v[p][j] = p < panels && j < nc ? _mm256_loadu_ps(acc[p][j]) : _mm256_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk++) {
+        __m256 b0 = _mm256_broadcast_ss(bp + kk * bs), b1 = _mm256_broadcast_ss(bp + kk * bs + nc - 1);
+        for (int p = 0; p < 4; p++) {
+            if (p >= panels) break;
+            __m256 a = _mm256_loadu_ps(ap + p * MR * k + kk * MR);
+            v[p][0] = _mm256_fmadd_ps(a, b0, v[p][0]);
+            if (nc > 1) v[p][1] = _mm256_fmadd_ps(a, b1, v[p][1]);
+        }
+    }
+    for (int p = 0; p < panels; p++)
+        for (int j = 0; j < nc; j++) _mm256_storeu_ps(acc[p][j], v[p][j]);
+}
+#endif
+
+static cols_fn pick_cols(void)
+{
+#ifdef MRT_HAVE_AVX512_KERNEL
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return cols_avx2;
+#endif
+    return cols_generic;
+}
+
+static void narrow_columns(const sgemm_job *jb, int64_t m0, int64_t m1)
+{
+    static cols_fn cols;
+    if (!cols) cols = pick_cols();
+    const mrt_sgemm_out *o = jb->out;
+    int nc = (int)jb->n;
+    for (int64_t i0 = m0; i0 < m1; i0 += 4 * MR) {
+        int panels = (int)min64(4, ceil_div(m1 - i0, MR));
+        float acc[4][COLS_MAX][MR];
+        for (int p = 0; p < panels; p++)
+            for (int j = 0; j < nc; j++)
+                for (int i = 0; i < MR; i++) {
+                    int64_t row = i0 + p * MR + i;
+                    acc[p][j][i] = o->accumulate && row < m1 ? o->c[row * o->ldc + j] : 0.0f;
+                }
+        cols(jb->k, jb->ap + (i0 / MR) * MR * jb->k, panels, jb->bp, jb->b_stride, nc, acc);
+        for (int64_t row = i0; row < min64(m1, i0 + 4 * MR); row++) {
+            int p = (int)((row - i0) / MR), i = (int)((row - i0) % MR);
+            float *c = o->c + row * o->ldc;
+            for (int j = 0; j < nc; j++) c[j] = o->bias ? acc[p][j][i] + o->bias[row] : acc[p][j][i];
+            if (o->ep) mrt_epilogue_apply(o->ep, c, nc, o->ep_channel0 + row, o->ep_at0 + row * o->ldc);
+        }
+    }
+}
+
 static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
+    if (jb->n <= COLS_MAX) { /* one column chunk; tasks are row chunks */
+        for (int64_t t = t0; t < t1; t++) narrow_columns(jb, t * jb->row_chunk, min64(jb->m, (t + 1) * jb->row_chunk));
+        return;
+    }
     for (int64_t t = t0; t < t1; t++) {
         int64_t ri = t / jb->n_col_chunks, ci = t % jb->n_col_chunks;
         int64_t m0 = ri * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
@@ -305,8 +382,15 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
         mrt_parallel_for(ctx, ceil_div(n, STRIP), 1, wide_tasks, &jb);
         return;
     }
+    jb.b_stride = NR;
     if (b->packed) {
         jb.bp = b->packed;
+    } else if (n <= COLS_MAX && !b->pack) { /* one or two columns: compact rows, no 48-wide zero padding */
+        float *bc = next;
+        for (int64_t kk = 0; kk < k; kk++)
+            for (int64_t j = 0; j < n; j++) bc[kk * n + j] = b->b[kk * b->rs + j * b->cs];
+        jb.bp = bc;
+        jb.b_stride = n;
     } else {
         jb.bp = next;
         mrt_parallel_for(ctx, ceil_div(n, NR), 1, pack_b_panels, &jb);
