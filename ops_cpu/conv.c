@@ -1,8 +1,11 @@
-/* CPU kernels: Conv 1/11/22 and ConvTranspose 1/11/22 (N-D, groups, float/double through OpenBLAS,
- * float16/bfloat16 computed in float), ConvInteger 10 (uint8/int8, int32 im2col + naive GEMM).
- * Conv = im2col + GEMM per (image, group), except 1x1 stride-1 unpadded convs, which are a plain GEMM;
- * ConvTranspose = GEMM + col2im. The im2col/col2im buffer (and float copies for float16/bfloat16) live in
- * the workspace the plan reserves (engine/opdef/conv.h sizes it): nothing is allocated per call. */
+/* CPU kernels: Conv 1/11/22 and ConvTranspose 1/11/22 (N-D, groups), ConvInteger 10 (uint8/int8, int32 im2col +
+ * naive GEMM).
+ * Conv float32: 2-D depthwise convolutions are computed directly; everything else runs on minirt's GEMM
+ * (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered straight into B's
+ * panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in cache.
+ * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
+ * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves
+ * (engine/opdef/conv.h sizes it): nothing is allocated per call. */
 #include <stdlib.h>
 #include <string.h>
 
