@@ -177,6 +177,84 @@ typedef struct sgemm_job {
     tile_fn tile;
 } sgemm_job;
 
+/* A few columns: the whole product when it has at most COLS_MAX (a 1x1 convolution on a 1x1 image:
+   squeeze-excitation; a matrix-vector product), or a panel's last columns (a 7x7 image has 49 = 48 + 1, a 14x14
+   one 196 = 4 x 48 + 4), where a 16-lane tile would use one to four lanes. Here the rows are the vector lanes, as A's
+   panels lay them out (8 rows per k), four panels at a time so that several chains advance at once. Each element
+   is still its own fma chain in k order. */
+#define COLS_MAX 4
+typedef void (*cols_fn)(int64_t kc, const float *ap, int64_t a_pstride, int panels, const float *bp, int64_t bs,
+                        int nc, float acc[][COLS_MAX][MR]);
+
+static void cols_generic(int64_t kc, const float *ap, int64_t a_pstride, int panels, const float *bp, int64_t bs,
+                         int nc, float acc[][COLS_MAX][MR])
+{
+    for (int64_t kk = 0; kk < kc; kk++)
+        for (int p = 0; p < panels; p++)
+            for (int j = 0; j < nc; j++)
+                for (int i = 0; i < MR; i++)
+                    acc[p][j][i] = fmaf(ap[p * a_pstride + kk * MR + i], bp[kk * bs + j], acc[p][j][i]);
+}
+
+#ifdef MRT_HAVE_AVX512_KERNEL
+__attribute__((target("avx2,fma"))) static void cols_avx2(int64_t kc, const float *ap, int64_t a_pstride, int panels,
+                                                          const float *bp, int64_t bs, int nc,
+                                                          float acc[][COLS_MAX][MR])
+{
+    __m256 v[4][COLS_MAX];
+    for (int p = 0; p < 4; p++)
+        for (int j = 0; j < COLS_MAX; j++)
+            v[p][j] = p < panels && j < nc ? _mm256_loadu_ps(acc[p][j]) : _mm256_setzero_ps();
+    for (int64_t kk = 0; kk < kc; kk++) {
+        __m256 b[COLS_MAX];
+        for (int j = 0; j < COLS_MAX; j++) b[j] = _mm256_broadcast_ss(bp + kk * bs + (j < nc ? j : 0));
+        for (int p = 0; p < 4; p++) {
+            if (p >= panels) break;
+            __m256 a = _mm256_loadu_ps(ap + p * a_pstride + kk * MR);
+            for (int j = 0; j < COLS_MAX; j++)
+                if (j < nc) v[p][j] = _mm256_fmadd_ps(a, b[j], v[p][j]);
+        }
+    }
+    for (int p = 0; p < panels; p++)
+        for (int j = 0; j < nc; j++) _mm256_storeu_ps(acc[p][j], v[p][j]);
+}
+#endif
+
+static cols_fn pick_cols(void)
+{
+#ifdef MRT_HAVE_AVX512_KERNEL
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return cols_avx2;
+#endif
+    return cols_generic;
+}
+
+/* Columns [j, j + nc) (nc <= COLS_MAX) of rows [m0, m1) for k in [k0, k1): bp is B's column j at row k0, rows bs
+   floats apart. Like a tile: starts from C (load) or 0, adds the bias on the last k block. */
+static void cols_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j, int nc, int64_t k0, int64_t k1,
+                       const float *bp, int64_t bs, bool load, bool last)
+{
+    static cols_fn cols;
+    if (!cols) cols = pick_cols();
+    const mrt_sgemm_out *o = jb->out;
+    for (int64_t i0 = m0; i0 < m1; i0 += 4 * MR) {
+        int panels = (int)min64(4, ceil_div(m1 - i0, MR));
+        float acc[4][COLS_MAX][MR];
+        for (int p = 0; p < panels; p++)
+            for (int jj = 0; jj < nc; jj++)
+                for (int i = 0; i < MR; i++) {
+                    int64_t row = i0 + p * MR + i;
+                    acc[p][jj][i] = load && row < m1 ? o->c[row * o->ldc + j + jj] : 0.0f;
+                }
+        cols(k1 - k0, jb->ap + (i0 / MR) * MR * jb->k + k0 * MR, MR * jb->k, panels, bp, bs, nc, acc);
+        for (int64_t row = i0; row < min64(m1, i0 + 4 * MR); row++) {
+            int p = (int)((row - i0) / MR), i = (int)((row - i0) % MR);
+            float *c = o->c + row * o->ldc + j;
+            for (int jj = 0; jj < nc; jj++) c[jj] = last && o->bias ? acc[p][jj][i] + o->bias[row] : acc[p][jj][i];
+        }
+    }
+}
+
 /* C[m0:m1, j0:j1] for k in [k0, k1); bpanel(q) is the panel of columns j0 + q*NR at row k0, panels `pstride`
    floats apart. */
 static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j0, int64_t j1, int64_t k0, int64_t k1,
@@ -184,11 +262,17 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
 {
     const mrt_sgemm_out *o = jb->out;
     bool load = o->accumulate || k0 > 0, last = k1 == jb->k;
+    /* a last panel of at most COLS_MAX columns goes to the rows-as-lanes loop, before the epilogue needs it */
+    int64_t tail = (j1 - j0) % NR, jt = j1;
+    if (tail > 0 && tail <= COLS_MAX) {
+        jt = j1 - tail;
+        cols_block(jb, m0, m1, jt, (int)tail, k0, k1, bpanels + ((jt - j0) / NR) * pstride, NR, load, last);
+    }
     for (int64_t i = m0; i < m1; i += MR) {
         int mr = (int)min64(MR, m1 - i);
         const float *ap = jb->ap + (i / MR) * MR * jb->k + k0 * MR;
         const float *bias = last && o->bias ? o->bias + i : NULL;
-        for (int64_t j = j0, q = 0; j < j1; j += NR, q++) {
+        for (int64_t j = j0, q = 0; j < jt; j += NR, q++) {
             int nr = (int)min64(NR, j1 - j);
             float *c = o->c + i * o->ldc + j;
             jb->tile(k1 - k0, ap, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias);
@@ -228,83 +312,17 @@ static void pack_b_panels(void *arg, int64_t q0, int64_t q1)
 }
 
 /* Narrow mode: task t is a (row chunk, column chunk) tile of C over the shared packed B. */
-/* One or two columns (a 1x1 convolution on a 1x1 image: squeeze-excitation; a matrix-vector product): a 16-lane
-   tile would waste 15 of them. Instead the rows are the vector lanes, as A's panels lay them out (8 rows per k),
-   four panels at a time so that four chains advance at once. Each element is still its own fma chain in k order. */
-#define COLS_MAX 2
-typedef void (*cols_fn)(int64_t k, const float *ap, int panels, const float *bp, int64_t bs, int nc,
-                        float acc[][COLS_MAX][MR]);
-
-static void cols_generic(int64_t k, const float *ap, int panels, const float *bp, int64_t bs, int nc,
-                         float acc[][COLS_MAX][MR])
-{
-    for (int64_t kk = 0; kk < k; kk++)
-        for (int p = 0; p < panels; p++)
-            for (int j = 0; j < nc; j++)
-                for (int i = 0; i < MR; i++)
-                    acc[p][j][i] = fmaf(ap[p * MR * k + kk * MR + i], bp[kk * bs + j], acc[p][j][i]);
-}
-
-#ifdef MRT_HAVE_AVX512_KERNEL
-__attribute__((target("avx2,fma"))) static void cols_avx2(int64_t k, const float *ap, int panels, const float *bp,
-                                                          int64_t bs, int nc, float acc[][COLS_MAX][MR])
-{
-    __m256 v[4][COLS_MAX];
-    for (int p = 0; p < 4; p++)
-        for (int j = 0; j < COLS_MAX; j++) v[p][j] = p < panels && j < nc ? _mm256_loadu_ps(acc[p][j]) : _mm256_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk++) {
-        __m256 b0 = _mm256_broadcast_ss(bp + kk * bs), b1 = _mm256_broadcast_ss(bp + kk * bs + nc - 1);
-        for (int p = 0; p < 4; p++) {
-            if (p >= panels) break;
-            __m256 a = _mm256_loadu_ps(ap + p * MR * k + kk * MR);
-            v[p][0] = _mm256_fmadd_ps(a, b0, v[p][0]);
-            if (nc > 1) v[p][1] = _mm256_fmadd_ps(a, b1, v[p][1]);
-        }
-    }
-    for (int p = 0; p < panels; p++)
-        for (int j = 0; j < nc; j++) _mm256_storeu_ps(acc[p][j], v[p][j]);
-}
-#endif
-
-static cols_fn pick_cols(void)
-{
-#ifdef MRT_HAVE_AVX512_KERNEL
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return cols_avx2;
-#endif
-    return cols_generic;
-}
-
-static void narrow_columns(const sgemm_job *jb, int64_t m0, int64_t m1)
-{
-    static cols_fn cols;
-    if (!cols) cols = pick_cols();
-    const mrt_sgemm_out *o = jb->out;
-    int nc = (int)jb->n;
-    for (int64_t i0 = m0; i0 < m1; i0 += 4 * MR) {
-        int panels = (int)min64(4, ceil_div(m1 - i0, MR));
-        float acc[4][COLS_MAX][MR];
-        for (int p = 0; p < panels; p++)
-            for (int j = 0; j < nc; j++)
-                for (int i = 0; i < MR; i++) {
-                    int64_t row = i0 + p * MR + i;
-                    acc[p][j][i] = o->accumulate && row < m1 ? o->c[row * o->ldc + j] : 0.0f;
-                }
-        cols(jb->k, jb->ap + (i0 / MR) * MR * jb->k, panels, jb->bp, jb->b_stride, nc, acc);
-        for (int64_t row = i0; row < min64(m1, i0 + 4 * MR); row++) {
-            int p = (int)((row - i0) / MR), i = (int)((row - i0) % MR);
-            float *c = o->c + row * o->ldc;
-            for (int j = 0; j < nc; j++) c[j] = o->bias ? acc[p][j][i] + o->bias[row] : acc[p][j][i];
-            if (o->ep) mrt_epilogue_apply(o->ep, c, nc, o->ep_channel0 + row, o->ep_at0 + row * o->ldc);
-        }
-    }
-}
-
 static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
     if (jb->n <= COLS_MAX) { /* one column chunk; tasks are row chunks */
-        for (int64_t t = t0; t < t1; t++) narrow_columns(jb, t * jb->row_chunk, min64(jb->m, (t + 1) * jb->row_chunk));
+        const mrt_sgemm_out *o = jb->out;
+        for (int64_t t = t0; t < t1; t++) {
+            int64_t m0 = t * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
+            cols_block(jb, m0, m1, 0, (int)jb->n, 0, jb->k, jb->bp, jb->b_stride, o->accumulate, true);
+            for (int64_t row = m0; o->ep && row < m1; row++)
+                mrt_epilogue_apply(o->ep, o->c + row * o->ldc, jb->n, o->ep_channel0 + row, o->ep_at0 + row * o->ldc);
+        }
         return;
     }
     for (int64_t t = t0; t < t1; t++) {
@@ -389,7 +407,7 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     jb.b_stride = NR;
     if (b->packed) {
         jb.bp = b->packed;
-    } else if (n <= COLS_MAX && !b->pack) { /* one or two columns: compact rows, no 48-wide zero padding */
+    } else if (n <= COLS_MAX && !b->pack) { /* a few columns: compact rows, no 48-wide zero padding */
         float *bc = next;
         for (int64_t kk = 0; kk < k; kk++)
             for (int64_t j = 0; j < n; j++) bc[kk * n + j] = b->b[kk * b->rs + j * b->cs];

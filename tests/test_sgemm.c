@@ -73,7 +73,7 @@ Test(sgemm, every_element_is_the_fma_chain)
     /* tails around the 8-row and 16/32/48-column tiles, k around the 256 block, both work splits (wide needs
        n >= 2 * 192 * threads) */
     static const int64_t ms[] = {1, 7, 8, 9, 17, 64};
-    static const int64_t ns[] = {1, 2, 3, 15, 16, 17, 33, 48, 49, 97, 800};
+    static const int64_t ns[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 48, 49, 50, 52, 97, 196, 800};
     static const int64_t ks[] = {1, 5, 256, 257, 600};
     for (int threads = 1; threads <= 2; threads++) {
         mrt_threadpool *pool;
