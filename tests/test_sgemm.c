@@ -15,9 +15,12 @@ typedef struct gcase {
     bool trans_a, b_cols_strided, accumulate, bias, pack_a, pack_b;
 } gcase;
 
+/* n floats, 64-byte aligned (C11's aligned_alloc wants a size that is a multiple of the alignment) */
+static float *floats(int64_t n) { return aligned_alloc(64, ((size_t)(n > 0 ? n : 1) * sizeof(float) + 127) & ~(size_t)63); }
+
 static float *rand_floats(th_rng *r, int64_t n)
 {
-    float *v = aligned_alloc(64, (size_t)(n > 0 ? n : 1) * sizeof(float) + 64);
+    float *v = floats(n);
     for (int64_t i = 0; i < n; i++) v[i] = (float)th_rng_uniform(r, -1, 1);
     return v;
 }
@@ -29,23 +32,23 @@ static float b_at(const gcase *g, const float *b, int64_t kk, int64_t j) { retur
 static void run_case(th_rng *r, const gcase *g, mrt_threadpool *pool, int threads)
 {
     float *a = rand_floats(r, g->m * g->k), *b = rand_floats(r, g->k * g->n), *bias = rand_floats(r, g->m);
-    float *c0 = rand_floats(r, g->m * g->n), *c = aligned_alloc(64, (size_t)(g->m * g->n + 16) * sizeof(float));
+    float *c0 = rand_floats(r, g->m * g->n), *c = floats(g->m * g->n + 16);
     memcpy(c, c0, (size_t)(g->m * g->n) * sizeof(float));
     float *ap = NULL, *bp = NULL;
     int64_t a_rs = g->trans_a ? 1 : g->k, a_cs = g->trans_a ? g->m : 1;
     if (g->pack_a) {
-        ap = aligned_alloc(64, (size_t)mrt_sgemm_packed_a_floats(g->m, g->k) * sizeof(float) + 64);
+        ap = floats(mrt_sgemm_packed_a_floats(g->m, g->k));
         mrt_sgemm_pack_a(a, a_rs, a_cs, g->m, g->k, ap);
     }
     mrt_sgemm_b bs = {.b = b, .rs = g->b_cols_strided ? 1 : g->n, .cs = g->b_cols_strided ? g->k : 1};
     if (g->pack_b) {
-        bp = aligned_alloc(64, (size_t)mrt_sgemm_packed_b_floats(g->k, g->n) * sizeof(float) + 64);
+        bp = floats(mrt_sgemm_packed_b_floats(g->k, g->n));
         mrt_sgemm_pack_b(b, bs.rs, bs.cs, g->k, g->n, bp);
         bs.packed = bp;
     }
     mrt_sgemm_out out = {.c = c, .ldc = g->n, .accumulate = g->accumulate, .bias = g->bias ? bias : NULL};
     int64_t wsf = mrt_sgemm_workspace_floats(g->m, g->n, g->k, g->pack_a, g->pack_b, threads);
-    float *ws = aligned_alloc(64, (size_t)(wsf > 0 ? wsf : 1) * sizeof(float) + 64);
+    float *ws = floats(wsf);
     mrt_op_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.pool = pool;
