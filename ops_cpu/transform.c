@@ -35,6 +35,40 @@ static void copy_row(mrt_mover *m, void *y, int64_t o, const void *x, int64_t of
     }
 }
 
+typedef struct strided_job {
+    mrt_mover m;
+    const void *x;
+    void *y;
+    int r;
+    int64_t sh[MRT_MAX_RANK], st[MRT_MAX_RANK]; /* merged dims; the last is the row */
+    int64_t base;
+} strided_job;
+
+/* Rows [r0, r1) of a strided copy: each row's source offset follows from its index alone. */
+static void strided_rows(void *arg, int64_t r0, int64_t r1)
+{
+    strided_job *j = arg;
+    int r = j->r;
+    int64_t inner = j->sh[r - 1], istr = j->st[r - 1], idx[MRT_MAX_RANK] = {0}, off = j->base;
+    int64_t q = r0;
+    for (int d = r - 2; d >= 0; d--) {
+        idx[d] = q % j->sh[d];
+        q /= j->sh[d];
+        off += idx[d] * j->st[d];
+    }
+    mrt_mover m = j->m; /* per range: string copies record their failure here */
+    for (int64_t row = r0; row < r1; row++) {
+        copy_row(&m, j->y, row * inner, j->x, off, inner, istr);
+        for (int d = r - 2; d >= 0; d--) {
+            off += j->st[d];
+            if (++idx[d] < j->sh[d]) break;
+            off -= j->st[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    if (m.oom) j->m.oom = true;
+}
+
 mrt_status mrt_cpu_strided_copy(const mrt_op_ctx *ctx, const mrt_tensor *x, mrt_tensor *y, int rank,
                                 const int64_t *shape, int64_t base, const int64_t *xstr)
 {
@@ -59,18 +93,19 @@ mrt_status mrt_cpu_strided_copy(const mrt_op_ctx *ctx, const mrt_tensor *x, mrt_
         st[0] = 1;
         r = 1;
     }
-    mrt_mover m = mrt_mover_of(x->dtype);
-    int64_t inner = sh[r - 1], istr = st[r - 1], idx[MRT_MAX_RANK] = {0}, off = base;
-    for (int64_t o = 0; o < n; o += inner) {
-        copy_row(&m, y->data, o, x->data, off, inner, istr);
-        for (int d = r - 2; d >= 0; d--) {
-            off += st[d];
-            if (++idx[d] < sh[d]) break;
-            off -= st[d] * idx[d];
-            idx[d] = 0;
-        }
+    strided_job j = {mrt_mover_of(x->dtype), x->data, y->data, r, {0}, {0}, base};
+    memcpy(j.sh, sh, sizeof sh);
+    memcpy(j.st, st, sizeof st);
+    int64_t rows = n / sh[r - 1];
+    /* byte-sized elements split over the threads, in runs of at least 16 KiB; strings and sub-byte types (whose
+       copies can fail or share bytes) stay on one thread */
+    if (j.m.esize && !j.m.is_string) {
+        int64_t grain = (16384 / (int64_t)j.m.esize + sh[r - 1] - 1) / sh[r - 1];
+        mrt_parallel_for(ctx, rows, grain, strided_rows, &j);
+        return MRT_STATUS_OK;
     }
-    return mrt_mover_status(&m, ctx);
+    strided_rows(&j, 0, rows);
+    return mrt_mover_status(&j.m, ctx);
 }
 
 /* ------------------------------------------------------------------ Transpose */
