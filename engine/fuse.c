@@ -1,5 +1,6 @@
 /* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
- * Sigmoid+Mul (SiLU)], float32, each link the only reader of the value before it. */
+ * Sigmoid+Mul (SiLU)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
+ * activations], float32, each link the only reader of the value before it. */
 #include "engine/fuse.h"
 
 #include <float.h>
@@ -109,6 +110,20 @@ static bool clip_bounds(const mrt_exec *e, const mrt_step *st, float *lo, float 
     return true;
 }
 
+/* Add(x, v) or Add(v, x) with v a float32 vector along x's last axis (shape [cols], or [1, ..., cols]) that exists
+   before the chain runs (a constant or a source): v's value index, else -1. */
+static int row_vector(const mrt_exec *e, const mrt_node *add, int x, int64_t cols)
+{
+    int v = add->inputs[0] == x ? add->inputs[1] : add->inputs[0];
+    if (v < 0 || v == x || e->vals[v].kind != MRT_VALUE_TENSOR || e->vals[v].tensor.dtype != MRT_DTYPE_FLOAT) return -1;
+    if (!is_const(e, v) && !e->graph->values[v].is_input) return -1;
+    const mrt_tensor *t = &e->vals[v].tensor;
+    if (t->rank < 1 || t->rank > e->vals[x].tensor.rank || t->shape[t->rank - 1] != cols) return -1;
+    for (int i = 0; i + 1 < t->rank; i++)
+        if (t->shape[i] != 1) return -1;
+    return v;
+}
+
 static void add_op(mrt_fusion *f, mrt_post_kind kind)
 {
     f->other_value[f->ep.n_ops] = -1;
@@ -119,10 +134,12 @@ static void add_op(mrt_fusion *f, mrt_post_kind kind)
 static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
 {
     mrt_exec *e = fs->e;
-    int x = node_of(e, p)->outputs[0];
+    const mrt_node *pn = node_of(e, p);
+    bool conv = is_op(pn, "Conv");
+    int x = pn->outputs[0];
     const mrt_tensor *xt = &e->vals[x].tensor;
-    if (xt->rank < 2) return NULL;
-    int64_t channels = xt->shape[1];
+    if (xt->rank < (conv ? 2 : 1)) return NULL;
+    int64_t channels = conv ? xt->shape[1] : 0, cols = xt->shape[xt->rank - 1];
     mrt_fusion *f = calloc(1, sizeof *f);
     if (!f) return NULL;
     int absorbed[2 * MRT_MAX_POST_OPS], n_abs = 0;
@@ -162,7 +179,14 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
         int y = rn->outputs[0];
         if (!same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
         bool joined = false;
-        if (stage == AT_BN && is_op(rn, "BatchNormalization")) {
+        int bias = !conv && stage == AT_BN && is_op(rn, "Add") && rn->n_inputs == 2 ? row_vector(e, rn, x, cols) : -1;
+        if (bias >= 0) { /* MatMul/Gemm: a Linear layer's bias */
+            add_op(f, MRT_POST_ADD_ROW);
+            f->other_value[f->ep.n_ops - 1] = bias;
+            f->ep.ops[f->ep.n_ops - 1].n_cols = cols;
+            stage = AT_ADD;
+            joined = true;
+        } else if (conv && stage == AT_BN && is_op(rn, "BatchNormalization")) {
             double *coef;
             if (!bn_link(e, &e->steps[r], x, channels, &coef)) break;
             free(f->coef); /* at most one BN per chain: stage moves on */

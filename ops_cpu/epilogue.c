@@ -18,6 +18,14 @@ static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, i
         for (int64_t i = 0; i < n; i++) y[i] = y[i] + o[i];
         break;
     }
+    case MRT_POST_ADD_ROW: {
+        int64_t j = at % op->n_cols;
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = y[i] + op->other[j];
+            if (++j == op->n_cols) j = 0;
+        }
+        break;
+    }
     case MRT_POST_RELU:
         for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i]; /* as Relu: NaN and -0 pass through */
         break;
@@ -53,4 +61,9 @@ void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, 
             post_simple(op, y, n, c, at);
         }
     }
+}
+
+void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; ep && r < rows; r++) mrt_epilogue_apply(ep, y + r * cols, cols, r, r * cols);
 }

@@ -6,3 +6,7 @@
 /* y[0..n) holds results of channel c starting at flat output index `at` (the index of y[0] in the output tensor,
    which locates the residual operand of an ADD). NULL or empty epilogue: nothing to do. */
 void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, int64_t at);
+
+/* The whole output of a kernel that has no blocked path for some case (float32 rows x cols, channel = row): the
+   epilogue applied after the fact, row by row. */
+void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols);

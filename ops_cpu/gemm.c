@@ -6,6 +6,7 @@
 
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
+#include "ops_cpu/epilogue.h"
 #include "ops_cpu/linear.h"
 #include "ops_cpu/sgemm.h"
 
@@ -152,7 +153,7 @@ static mrt_status gemm_sgemm(mrt_op_ctx *ctx, const gemm_args *g, const float *a
     }
     mrt_sgemm_b bs = {.packed = pb ? pb->data : NULL, .b = b};
     gemm_b_strides(g, &bs.rs, &bs.cs);
-    mrt_sgemm_out out = {.c = y, .ldc = g->n, .accumulate = acc};
+    mrt_sgemm_out out = {.c = y, .ldc = g->n, .accumulate = acc, .ep = ctx->epilogue};
     mrt_sgemm_run(ctx, g->m, g->n, g->k, NULL, a, g->ta ? 1 : g->k, g->ta ? g->m : 1, &bs, &out, ws);
     return MRT_STATUS_OK;
 }
@@ -178,7 +179,10 @@ static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
         MRT_TRY(mrt_lin_blas_check(ctx, g.m, g.n, g.k));
     if (gemm_uses_sgemm(&g, dt)) return gemm_sgemm(ctx, &g, a->data, b->data, cd, y->data);
     switch (dt) {
-    case MRT_DTYPE_FLOAT: gemm_f32(&g, a->data, b->data, cd, y->data); break;
+    case MRT_DTYPE_FLOAT:
+        gemm_f32(&g, a->data, b->data, cd, y->data);
+        mrt_epilogue_apply_rows(ctx->epilogue, y->data, g.m, g.n); /* fused successors (engine/fuse.c) */
+        break;
     case MRT_DTYPE_DOUBLE: gemm_f64(&g, a->data, b->data, cd, y->data); break;
     case MRT_DTYPE_INT32: gemm_i32(&g, a->data, b->data, cd, y->data); break;
     case MRT_DTYPE_INT64: gemm_i64(&g, a->data, b->data, cd, y->data); break;
@@ -308,6 +312,7 @@ typedef struct matmul_batches {
     const float *a, *b;
     float *y, *ws;
     int64_t slot_floats;
+    const mrt_epilogue *ep;
 } matmul_batches;
 
 static void matmul_batch_range(void *arg, int64_t i0, int64_t i1)
@@ -319,7 +324,7 @@ static void matmul_batch_range(void *arg, int64_t i0, int64_t i1)
         int64_t ia, ib;
         batch_index(d, i, &ia, &ib);
         mrt_sgemm_b bs = {.b = mb->b + ib * d->k * d->n, .rs = d->n, .cs = 1};
-        mrt_sgemm_out out = {.c = mb->y + i * d->m * d->n, .ldc = d->n};
+        mrt_sgemm_out out = {.c = mb->y + i * d->m * d->n, .ldc = d->n, .ep = mb->ep, .ep_at0 = i * d->m * d->n};
         mrt_sgemm_run(NULL, d->m, d->n, d->k, NULL, mb->a + ia * d->m * d->k, d->k, 1, &bs, &out, ws);
     }
 }
@@ -332,12 +337,12 @@ static mrt_status matmul_sgemm(mrt_op_ctx *ctx, const mrt_matmul_dims *d, const 
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     if (b_is_broadcast(d)) { /* one B for every batch: A's batches stack into one tall product */
         mrt_sgemm_b bs = {.packed = pb ? pb->data : NULL, .b = b, .rs = d->n, .cs = 1};
-        mrt_sgemm_out out = {.c = y, .ldc = d->n};
+        mrt_sgemm_out out = {.c = y, .ldc = d->n, .ep = ctx->epilogue};
         mrt_sgemm_run(ctx, batch_count(d) * d->m, d->n, d->k, NULL, a, d->k, 1, &bs, &out, ws);
         return MRT_STATUS_OK;
     }
     if (matmul_by_batch(d, threads)) {
-        matmul_batches mb = {d, a, b, y, ws, mrt_sgemm_workspace_floats(d->m, d->n, d->k, false, false, 1)};
+        matmul_batches mb = {d, a, b, y, ws, mrt_sgemm_workspace_floats(d->m, d->n, d->k, false, false, 1), ctx->epilogue};
         mrt_parallel_for(ctx, batch_count(d), 1, matmul_batch_range, &mb);
         return MRT_STATUS_OK;
     }
@@ -345,7 +350,7 @@ static mrt_status matmul_sgemm(mrt_op_ctx *ctx, const mrt_matmul_dims *d, const 
         int64_t ia, ib;
         batch_index(d, i, &ia, &ib);
         mrt_sgemm_b bs = {.b = b + ib * d->k * d->n, .rs = d->n, .cs = 1};
-        mrt_sgemm_out out = {.c = y + i * d->m * d->n, .ldc = d->n};
+        mrt_sgemm_out out = {.c = y + i * d->m * d->n, .ldc = d->n, .ep = ctx->epilogue, .ep_at0 = i * d->m * d->n};
         mrt_sgemm_run(ctx, d->m, d->n, d->k, NULL, a + ia * d->m * d->k, d->k, 1, &bs, &out, ws);
     }
     return MRT_STATUS_OK;
@@ -362,7 +367,12 @@ static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
         MRT_TRY(mrt_lin_blas_check(ctx, batch_count(&d) * d.m, d.n, d.k));
     if (matmul_uses_sgemm(&d, dt)) return matmul_sgemm(ctx, &d, a->data, b->data, y->data);
     switch (dt) {
-    case MRT_DTYPE_FLOAT: matmul_f32(&d, a->data, b->data, y->data); break;
+    case MRT_DTYPE_FLOAT: {
+        matmul_f32(&d, a->data, b->data, y->data);
+        int64_t cols = y->rank ? y->shape[y->rank - 1] : 1, n = mrt_tensor_numel(y);
+        if (cols > 0) mrt_epilogue_apply_rows(ctx->epilogue, y->data, n / cols, cols); /* fused successors */
+        break;
+    }
     case MRT_DTYPE_DOUBLE: matmul_f64(&d, a->data, b->data, y->data); break;
     case MRT_DTYPE_INT32: matmul_i32(&d, a->data, b->data, y->data); break;
     case MRT_DTYPE_INT64: matmul_i64(&d, a->data, b->data, y->data); break;
@@ -456,15 +466,15 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_gemm[] = {
-    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
-    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
-    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
-    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
-    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
-    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed},
-    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed},
-    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed},
-    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed},
+    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed, MRT_KERNEL_EPILOGUE},
     {"", "MatMulInteger", 10, mrt_cpu_matmulinteger, NULL},
     {0},
 };

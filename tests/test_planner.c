@@ -221,3 +221,72 @@ Test(planner, workspace_over_the_allocation_limit_names_the_node)
     mrt_tensor_release(&x);
     mrt_tensor_release(&w);
 }
+
+/* MatMul -> Add(bias row) -> Add(residual) -> Relu, and MatMul -> Sigmoid+Mul (SiLU): the five successors fused
+   into the two MatMuls give the same bits as the nodes run on their own (whose kernels the op tests check). */
+static mrt_model *linear_chain_model(void)
+{
+    mrt_model *m = mrt_model_new();
+    m->graph = mrt_graph_new("g");
+    mrt_model_set_opset(m, "", 17);
+    mrt_graph *g = m->graph;
+    mrt_graph_add_input(g, "x", NULL, NULL);
+    mrt_graph_add_input(g, "r", NULL, NULL);
+    th_rng rr;
+    th_rng_init(&rr, th_seed("planner.linear_chain.weights"));
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 2, (int64_t[]){40, 70}, -1, 1);
+    mrt_tensor b = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){70}, -1, 1);
+    mrt_tensor w2 = th_rand(&rr, MRT_DTYPE_FLOAT, 2, (int64_t[]){70, 33}, -1, 1);
+    mrt_graph_set_initializer(g, "w", &w);
+    mrt_graph_set_initializer(g, "b", &b);
+    mrt_graph_set_initializer(g, "w2", &w2);
+    mrt_node *n;
+    mrt_graph_add_node(g, "mm", "MatMul", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
+    mrt_graph_add_node(g, "bias", "Add", "", 2, (const char *[]){"b", "h0"}, 1, (const char *[]){"h1"}, &n);
+    mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"h2"}, &n);
+    mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"h2"}, 1, (const char *[]){"h3"}, &n);
+    mrt_graph_add_node(g, "mm2", "MatMul", "", 2, (const char *[]){"h3", "w2"}, 1, (const char *[]){"z"}, &n);
+    mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"z"}, 1, (const char *[]){"s"}, &n);
+    mrt_graph_add_node(g, "silu", "Mul", "", 2, (const char *[]){"z", "s"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    mrt_tensor_release(&w), mrt_tensor_release(&b), mrt_tensor_release(&w2);
+    return m;
+}
+
+static mrt_tensor run_linear_chain(bool no_fuse, int threads, const mrt_tensor *x, const mrt_tensor *r,
+                                   mrt_session_stats *st)
+{
+    mrt_model *m = linear_chain_model();
+    mrt_session_options opt = mrt_session_options_default();
+    opt.no_fuse = no_fuse;
+    opt.n_threads = threads;
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK);
+    const char *names[2] = {"x", "r"};
+    mrt_value v[2] = {mrt_value_from_tensor(*x), mrt_value_from_tensor(*r)};
+    cr_assert_eq(mrt_session_run(s, 2, names, v), MRT_STATUS_OK, "%s", mrt_last_error());
+    mrt_tensor y;
+    cr_assert_eq(mrt_tensor_copy(&y, &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
+    mrt_session_get_stats(s, st);
+    mrt_session_free(s);
+    mrt_model_free(m);
+    return y;
+}
+
+Test(planner, matmul_bias_residual_activation_fuse_with_the_same_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("planner.linear_chain"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){3, 50, 40}, -1, 1);
+    mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){3, 50, 70}, -1, 1);
+    mrt_session_stats u, f1, f2;
+    mrt_tensor yu = run_linear_chain(true, 1, &x, &res, &u), y1 = run_linear_chain(false, 1, &x, &res, &f1),
+               y2 = run_linear_chain(false, 2, &x, &res, &f2);
+    cr_assert_eq(u.fused_nodes, 0);
+    cr_assert_eq(f1.fused_nodes, 5, "bias, residual and Relu into the first MatMul, Sigmoid and Mul into the second: %d",
+                 f1.fused_nodes);
+    cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "fused and unfused runs differ");
+    cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "1 and 2 threads differ");
+    mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
+        mrt_tensor_release(&y2);
+}
