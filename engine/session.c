@@ -511,8 +511,10 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
                 if (nd->outputs[i] >= 0) e->state[nd->outputs[i]] = MRT_VS_CONST;
             return MRT_STATUS_OK;
         }
-        /* once per plan: what the kernel can do ahead with the constants it sees (pack weights) */
-        if (!step->dynamic && step->kernel->prepare) st = attr_verdict(&b, step->kernel->prepare(&ctx, &step->kernel_state));
+        /* once per plan: what the kernel can do ahead with the constants it sees (pack weights); not when an input
+           may be replaced at run time (teacher forcing), where the constants would be stale */
+        if (!step->dynamic && step->kernel->prepare && !e->session->opt.override_input)
+            st = attr_verdict(&b, step->kernel->prepare(&ctx, &step->kernel_state));
         ctx_release(&b);
         if (st) return node_error(nd, st);
     }
