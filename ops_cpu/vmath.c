@@ -169,13 +169,51 @@ static inline double erf_pair(double a, double *erfc_out)
     return select_d(small, e_small, 1.0 - c_big);
 }
 
+/* erf(a) for a >= 0 (NaN gives NaN), for mrt_verf_f32: below 0.75 a * P(a^2) as in erf_pair; on [0.75, 4] a
+   degree-18 polynomial in u = (a - 2.375) / 1.625 fitted to erf itself (Chebyshev interpolation against mpmath,
+   absolute error 1.6e-10, 0.003 float ulp near 1); above 4 erf rounds to 1 in float (1 - erf(3.92) < 2^-25), and
+   the clamp to 4 gives exactly that. No exp and no division: half the cost of erf_pair. */
+static inline double erf_only(double a)
+{
+    double w = a * a;
+    double ps = 1.2828569663771478e-06;
+    ps = ps * w + -1.4559609325060184e-05;
+    ps = ps * w + 0.00012034993805898452;
+    ps = ps * w + -0.00085476622920771744;
+    ps = ps * w + 0.0052239648047169148;
+    ps = ps * w + -0.026866169252373652;
+    ps = ps * w + 0.11283791663362774;
+    ps = ps * w + -0.37612638903024209;
+    ps = ps * w + 1.1283791670955072;
+    double u = (select_d(a > 4.0, 4.0, a) - 2.375) * (1.0 / 1.625);
+    double q = -2.1895406124383414e-05;
+    q = q * u + 0.00017272666961691584;
+    q = q * u + -0.00010176893440597692;
+    q = q * u + -0.0010312751088292411;
+    q = q * u + 0.0018047904466006778;
+    q = q * u + 0.0013819629366744871;
+    q = q * u + -0.007254842272954253;
+    q = q * u + 0.0068251189729341992;
+    q = q * u + 0.0071091870598963564;
+    q = q * u + -0.026759039533795173;
+    q = q * u + 0.02886430729866429;
+    q = q * u + 0.0037094004249712187;
+    q = q * u + -0.057335629706597058;
+    q = q * u + 0.094694673559463566;
+    q = q * u + -0.091576845462445614;
+    q = q * u + 0.058918083644753483;
+    q = q * u + -0.025126555682377809;
+    q = q * u + 0.0065105240284256058;
+    q = q * u + 0.9992170617444488;
+    return select_d(a < 0.75, a * ps, q);
+}
+
 MRT_VECTORIZE_CLONES
 void mrt_verf_f32(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         uint32_t ux = bits_f(x[i]);
-        double c, e = erf_pair((double)from_bits_f(ux & 0x7fffffffu), &c);
-        (void)c;
+        double e = erf_only((double)from_bits_f(ux & 0x7fffffffu));
         /* erf is odd: restore x's sign (keeps -0) */
         y[i] = from_bits_f(bits_f((float)e) | (ux & 0x80000000u));
     }
