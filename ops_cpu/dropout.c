@@ -19,13 +19,16 @@ static mrt_status mrt_cpu_dropout(mrt_op_ctx *ctx)
     if (!(ratio >= 0 && ratio < 1)) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "ratio %g is not in [0, 1)", ratio);
     int64_t n = mrt_tensor_numel(x);
     if (!training || ratio == 0) {
-        memcpy(y->data, x->data, mrt_tensor_nbytes(x));
-        for (int64_t i = 0; mask && i < n; i++) mrt_store_f64(mask->dtype, mask->data, i, 1.0);
+        /* the opdef lets y take over x's buffer (MRT_OPDEF_INPLACE): then there is nothing to copy */
+        if (y->data != x->data) memcpy(y->data, x->data, mrt_tensor_nbytes(x));
+        if (mask && mask->dtype == MRT_DTYPE_BOOL) memset(mask->data, 1, (size_t)n);
+        else for (int64_t i = 0; mask && i < n; i++) mrt_store_f64(mask->dtype, mask->data, i, 1.0);
         return MRT_STATUS_OK;
     }
     mrt_mt19937 stream, *s = &stream; /* 2.5 KB: on the stack, not allocated per call */
     mrt_mt_seed(s, (uint32_t)mrt_attr_int(ctx, "seed", 0)); /* seeds outside [0, 2^32) wrap */
     double scale = 1.0 / (1.0 - ratio);
+    /* in place too: element i is read before it is written */
     for (int64_t i = 0; i < n; i++) {
         bool keep = mrt_mt_double(s) >= ratio;
         mrt_store_f64(y->dtype, y->data, i, keep ? mrt_load_f64(x->dtype, x->data, i) * scale : 0.0);

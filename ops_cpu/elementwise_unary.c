@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "ops_cpu/elementwise.h"
+#include "ops_cpu/vmath.h"
 
 #define EW_SQRT1_2 0.70710678118654752440
 #define EW_SQRT_2_PI 0.79788456080286535588 /* sqrt(2/pi) */
@@ -30,6 +31,23 @@
     static const mrt_ew_unary_fn name##_fns[MRT_DTYPE_COUNT_] = {[MRT_DTYPE_FLOAT] = name##_f32,             \
                                                                   [MRT_DTYPE_DOUBLE] = name##_f64};
 
+/* float32 arrays of at least this many elements are split over the session's threads (in ranges of at least
+   this many): 64 KB per range keeps the hand-off cost small next to the work. */
+#define UN_GRAIN 16384
+
+typedef struct un_job {
+    mrt_ew_unary_fn fn;
+    float *o;
+    const float *a;
+    const mrt_ew_params *p;
+} un_job;
+
+static void un_range(void *arg, int64_t begin, int64_t end)
+{
+    const un_job *j = (const un_job *)arg;
+    j->fn(j->o + begin, j->a + begin, end - begin, j->p);
+}
+
 static mrt_status run_unary(mrt_op_ctx *ctx, const mrt_ew_unary_fn *fns, const mrt_ew_params *p)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -37,20 +55,56 @@ static mrt_status run_unary(mrt_op_ctx *ctx, const mrt_ew_unary_fn *fns, const m
     if (!y) return MRT_STATUS_OK;
     if (!x) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input X is missing");
     mrt_ew_params none = {0};
-    return mrt_ew_run_unary(ctx, fns, x, y, p ? p : &none);
+    if (!p) p = &none;
+    int64_t n = mrt_tensor_numel(x);
+    /* float32 in and out, contiguous: every loop here is element-wise (o[i] from a[i] alone, the same
+       operations whatever the range), so splitting the array leaves the bits independent of the thread count */
+    if (x->dtype == MRT_DTYPE_FLOAT && y->dtype == MRT_DTYPE_FLOAT && fns[MRT_DTYPE_FLOAT] && n >= 2 * UN_GRAIN) {
+        un_job j = {fns[MRT_DTYPE_FLOAT], (float *)y->data, (const float *)x->data, p};
+        mrt_parallel_for(ctx, n, UN_GRAIN, un_range, &j);
+        return MRT_STATUS_OK;
+    }
+    return mrt_ew_run_unary(ctx, fns, x, y, p);
 }
+
+/* The float loops of the transcendental ops are ops_cpu/vmath.c's (vectorized; Sigmoid's is also the fused
+   epilogues', so fused and stand-alone Sigmoid/SiLU give the same bits). */
+#define UN_VMATH(name, VFN, EXPR_D)                                                                            \
+    static void name##_f32(void *o, const void *a, int64_t n, const mrt_ew_params *p)                        \
+    {                                                                                                          \
+        (void)p;                                                                                               \
+        VFN((float *)o, (const float *)a, n);                                                                  \
+    }                                                                                                          \
+    UN_LOOP(name##_f64, double, double, , EXPR_D)                                                              \
+    static const mrt_ew_unary_fn name##_fns[MRT_DTYPE_COUNT_] = {[MRT_DTYPE_FLOAT] = name##_f32,             \
+                                                                  [MRT_DTYPE_DOUBLE] = name##_f64};
+
+/* x * sigmoid(PRE(x)) in blocks through mrt_vsigmoid_f32 (o may alias a: each block reads a before writing o) */
+#define UN_X_SIGMOID(name, PRO, PRE, EXPR_D)                                                                   \
+    static void name##_f32(void *o_, const void *a_, int64_t n, const mrt_ew_params *p)                      \
+    {                                                                                                          \
+        float *o = (float *)o_, t[256];                                                                        \
+        const float *a = (const float *)a_;                                                                    \
+        (void)p;                                                                                               \
+        PRO                                                                                                    \
+        for (int64_t i = 0; i < n; i += 256) {                                                                 \
+            int64_t m = n - i < 256 ? n - i : 256;                                                             \
+            for (int64_t k = 0; k < m; k++) {                                                                  \
+                float x = a[i + k];                                                                            \
+                t[k] = PRE;                                                                                    \
+            }                                                                                                  \
+            mrt_vsigmoid_f32(t, t, m);                                                                         \
+            for (int64_t k = 0; k < m; k++) o[i + k] = a[i + k] * t[k];                                        \
+        }                                                                                                      \
+    }                                                                                                          \
+    UN_LOOP(name##_f64, double, double, PRO##_D, EXPR_D)                                                       \
+    static const mrt_ew_unary_fn name##_fns[MRT_DTYPE_COUNT_] = {[MRT_DTYPE_FLOAT] = name##_f32,             \
+                                                                  [MRT_DTYPE_DOUBLE] = name##_f64};
 
 #define SIMPLE_KERNEL(kname, table) \
     mrt_status mrt_cpu_##kname(mrt_op_ctx *ctx) { return run_unary(ctx, table##_fns, NULL); }
 
 /* ------------------------------------------------------------------ stable helpers */
-
-static inline float sigmoid_f(float x)
-{
-    float e = expf(-fabsf(x)); /* in (0, 1]: no overflow for large |x| */
-    float s = 1.0f / (1.0f + e);
-    return x >= 0 ? s : e * s;
-}
 
 static inline double sigmoid_d(double x)
 {
@@ -107,14 +161,14 @@ static const mrt_ew_unary_fn relu_fns[MRT_DTYPE_COUNT_] = {
 static const mrt_ew_unary_fn bnot_fns[MRT_DTYPE_COUNT_] = {MRT_EW_INTS(BNOT_E)};
 
 UN_FLOAT(sqrt, , sqrtf(x), , sqrt(x))
-UN_FLOAT(exp, , expf(x), , exp(x))
+UN_VMATH(exp, mrt_vexp_f32, exp(x))
 UN_FLOAT(log, , logf(x), , log(x))
 UN_FLOAT(recip, , 1.0f / x, , 1.0 / x)
 UN_FLOAT(floor, , floorf(x), , floor(x))
 UN_FLOAT(ceil, , ceilf(x), , ceil(x))
 /* rint rounds half to even in the default rounding mode, which minirt never changes */
 UN_FLOAT(round, , rintf(x), , rint(x))
-UN_FLOAT(erf, , erff(x), , erf(x))
+UN_VMATH(erf, mrt_verf_f32, erf(x))
 UN_FLOAT(sin, , sinf(x), , sin(x))
 UN_FLOAT(cos, , cosf(x), , cos(x))
 UN_FLOAT(tan, , tanf(x), , tan(x))
@@ -206,8 +260,8 @@ SIMPLE_KERNEL(not, not)
 
 /* ------------------------------------------------------------------ activations */
 
-UN_FLOAT(sigmoid, , sigmoid_f(x), , sigmoid_d(x))
-UN_FLOAT(tanh, , tanhf(x), , tanh(x))
+UN_VMATH(sigmoid, mrt_vsigmoid_f32, sigmoid_d(x))
+UN_VMATH(tanh, mrt_vtanh_f32, tanh(x))
 UN_FLOAT(leaky, const float al = (float)p->alpha;, x < 0 ? al * x : x, const double al = p->alpha;,
          x < 0 ? al * x : x)
 UN_FLOAT(elu, const float al = (float)p->alpha;, x < 0 ? al * expm1f(x) : x, const double al = p->alpha;,
@@ -229,13 +283,16 @@ UN_FLOAT(hswish, , x * HSIG_F(x * (1.0f / 6.0f) + 0.5f), , x * HSIG_D(x * (1.0 /
 UN_FLOAT(softplus, , softplus_f(x), , softplus_d(x))
 UN_FLOAT(softsign, , x / (1.0f + fabsf(x)), , x / (1.0 + fabs(x)))
 /* 0.5*x*(1+erf(x/sqrt2)) == 0.5*x*erfc(-x/sqrt2), which keeps its precision for negative x */
-UN_FLOAT(gelu, , 0.5f * x * erfcf(-x * (float)EW_SQRT1_2), , 0.5 * x * erfc(-x * EW_SQRT1_2))
+UN_VMATH(gelu, mrt_vgelu_f32, 0.5 * x * erfc(-x * EW_SQRT1_2))
 /* 0.5*x*(1+tanh(u)) == x*sigmoid(2u), without the cancellation for negative x */
-UN_FLOAT(gelu_tanh, , x * sigmoid_f(2.0f * (float)EW_SQRT_2_PI * (x + 0.044715f * x * x * x)), ,
-         x * sigmoid_d(2.0 * EW_SQRT_2_PI * (x + 0.044715 * x * x * x)))
+#define NO_PRO
+#define NO_PRO_D
+UN_X_SIGMOID(gelu_tanh, NO_PRO, 2.0f * (float)EW_SQRT_2_PI * (x + 0.044715f * x * x * x),
+             x * sigmoid_d(2.0 * EW_SQRT_2_PI * (x + 0.044715 * x * x * x)))
 UN_FLOAT(mish, , x * tanhf(softplus_f(x)), , x * tanh(softplus_d(x)))
-UN_FLOAT(swish, const float al = (float)p->alpha;, x * sigmoid_f(al * x), const double al = p->alpha;,
-         x * sigmoid_d(al * x))
+#define SWISH_PRO const float al = (float)p->alpha;
+#define SWISH_PRO_D const double al = p->alpha;
+UN_X_SIGMOID(swish, SWISH_PRO, al * x, x * sigmoid_d(al * x))
 
 SIMPLE_KERNEL(sigmoid, sigmoid)
 SIMPLE_KERNEL(tanh, tanh)

@@ -40,16 +40,25 @@ static mrt_status moments(mrt_dtype dt, int rank, const int64_t *shape, const vo
 
 /* y = x * A[c] + B[c] over [n, c, s] float tensors, computed in double as the generic path does (the same
    bits), without its per-chunk conversions; compiled for AVX-512/AVX2 too (ops_cpu/simd.h). In place is fine. */
+typedef struct affine_job {
+    const float *x;
+    float *y;
+    int64_t c, s;
+    const double *A, *B;
+} affine_job;
+
+/* planes [p0, p1) of the [n * c, s] view; the formula is the one ops_cpu/epilogue.c repeats for fused BN */
 MRT_VECTORIZE_CLONES
-static void affine_channels_f32(const float *x, float *y, int64_t n, int64_t c, int64_t s, const double *A, const double *B)
+static void affine_channels_f32(void *arg, int64_t p0, int64_t p1)
 {
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t k = 0; k < c; k++) {
-            const float *xr = x + (i * c + k) * s;
-            float *yr = y + (i * c + k) * s;
-            double a = A[k], b = B[k];
-            for (int64_t e = 0; e < s; e++) yr[e] = (float)((double)xr[e] * a + b);
-        }
+    const affine_job *j = (const affine_job *)arg;
+    int64_t s = j->s;
+    for (int64_t pl = p0; pl < p1; pl++) {
+        const float *xr = j->x + pl * s;
+        float *yr = j->y + pl * s;
+        double a = j->A[pl % j->c], b = j->B[pl % j->c];
+        for (int64_t e = 0; e < s; e++) yr[e] = (float)((double)xr[e] * a + b);
+    }
 }
 
 static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
@@ -91,7 +100,12 @@ static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
             B[k] = bias[k] - mean[k] * A[k];
         }
         if (x->dtype == MRT_DTYPE_FLOAT && y->dtype == MRT_DTYPE_FLOAT)
-            affine_channels_f32(x->data, y->data, n, c, s, A, B);
+        {
+            /* planes are independent (each element from its own x and its channel's A, B): split them over
+               the session's threads, at least ~16K elements per range */
+            affine_job j = {x->data, y->data, c, s, A, B};
+            mrt_parallel_for(ctx, n * c, s > 0 && s < 16384 ? 16384 / s : 1, affine_channels_f32, &j);
+        }
         else
             mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
     }
@@ -173,6 +187,57 @@ static int64_t expand_param(const mrt_tensor *p, const mrt_tensor *x, int axis, 
     return n;
 }
 
+typedef struct ln_job {
+    const float *x;
+    float *y;
+    int64_t M, ls, lb;
+    const double *es, *eb;
+    double *mean, *inv, eps;
+    bool rms;
+} ln_job;
+
+/* Rows [r0, r1) of a float32 Layer/RMS normalization: the statistics in double over 8 fixed partial sums
+   (vectorizable, and the same whatever the thread count), then the generic path's per-element formula. */
+MRT_VECTORIZE_CLONES
+static void ln_rows_f32(void *arg, int64_t r0, int64_t r1)
+{
+    const ln_job *j = (const ln_job *)arg;
+    int64_t M = j->M;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = j->x + r * M;
+        float *yr = j->y + r * M;
+        double mu = 0;
+        if (!j->rms) {
+            double part[8] = {0};
+            int64_t i = 0;
+            for (; i + 8 <= M; i += 8)
+                for (int k = 0; k < 8; k++) part[k] += xr[i + k];
+            for (int k = 0; i < M; i++, k++) part[k] += xr[i];
+            mu = (((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]))) / (double)M;
+        }
+        double part[8] = {0};
+        int64_t i = 0;
+        for (; i + 8 <= M; i += 8)
+            for (int k = 0; k < 8; k++) {
+                double d = (double)xr[i + k] - mu;
+                part[k] += d * d;
+            }
+        for (int k = 0; i < M; i++, k++) {
+            double d = (double)xr[i] - mu;
+            part[k] += d * d;
+        }
+        double var = (((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]))) / (double)M;
+        double iv = 1.0 / sqrt(var + j->eps);
+        j->mean[r] = mu;
+        j->inv[r] = iv;
+        const double *s = j->es + (r * M) % j->ls, *b = j->eb ? j->eb + (r * M) % j->lb : NULL;
+        if (b)
+            for (int64_t e = 0; e < M; e++) yr[e] = (float)(((double)xr[e] - mu) * iv * s[e] + b[e]);
+        else
+            for (int64_t e = 0; e < M; e++) yr[e] = (float)(((double)xr[e] - mu) * iv * s[e]);
+    }
+}
+
 static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *sc = mrt_input(ctx, 1), *bi = rms ? NULL : mrt_input(ctx, 2);
@@ -198,6 +263,14 @@ static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
     }
     mrt_status st = MRT_STATUS_OK;
     double *mean = stats, *inv = stats ? stats + outer : NULL;
+    if (x->dtype == MRT_DTYPE_FLOAT && y->dtype == MRT_DTYPE_FLOAT && M > 0) {
+        /* float32: one pass per row, rows split over the session's threads */
+        ln_job j = {x->data, y->data, M, ls, lb, es, eb, mean, inv, eps, rms};
+        mrt_parallel_for(ctx, outer, M < 8192 ? 8192 / M : 1, ln_rows_f32, &j);
+        if (om) mrt_cpu_store_f64(om->dtype, om->data, 0, 1, outer, mean);
+        if (oi) mrt_cpu_store_f64(oi->dtype, oi->data, 0, 1, outer, inv);
+        return MRT_STATUS_OK;
+    }
     if (!st && rms) {
         st = mrt_cpu_reduce_f64(x->dtype, 2, view, x->data, red, MRT_REDUCE_SUMSQ, NULL, inv, NULL);
         for (int64_t r = 0; !st && r < outer; r++) {

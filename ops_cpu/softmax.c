@@ -6,6 +6,8 @@
 
 #include "engine/registry.h"
 #include "ops_cpu/reduce.h"
+#include "ops_cpu/simd.h"
+#include "ops_cpu/vmath.h"
 
 /* Doubles per working block: n rows of up to J columns of the inner dims. */
 
@@ -59,12 +61,24 @@ static void block_softmax(int kind, double *buf, int64_t n, int64_t m, double *m
 }
 
 /* float over the last axis (inner == 1; attention scores, classifier heads): rows are contiguous, so work in
-   place in y without the double block. exp in float (glibc's expf is within 1 ulp), the sum in double. */
-static void softmax_rows_f32(int kind, const float *x, float *y, int64_t rows, int64_t n)
+   place in y without the double block. exp through mrt_vexp_f32 (vectorized, within 1 ulp), the sum in double
+   over 8 fixed partial sums (vectorizes without reordering anything that depends on the thread count). Rows are
+   independent: they are split over the session's threads. */
+typedef struct sm_rows {
+    int kind;
+    const float *x;
+    float *y;
+    int64_t n;
+} sm_rows;
+
+MRT_VECTORIZE_CLONES
+static void softmax_rows_f32(void *arg, int64_t r0, int64_t r1)
 {
-    for (int64_t r = 0; r < rows; r++) {
-        const float *xr = x + r * n;
-        float *yr = y + r * n;
+    const sm_rows *a = (const sm_rows *)arg;
+    int64_t n = a->n;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = a->x + r * n;
+        float *yr = a->y + r * n;
         float mx = xr[0];
         bool nan = false;
         for (int64_t i = 0; i < n; i++) {
@@ -75,18 +89,36 @@ static void softmax_rows_f32(int kind, const float *x, float *y, int64_t rows, i
             for (int64_t i = 0; i < n; i++) yr[i] = NAN;
             continue;
         }
-        double sum = 0;
-        if (kind == SM_SOFTMAX) {
-            for (int64_t i = 0; i < n; i++) {
-                yr[i] = expf(xr[i] - mx);
-                sum += yr[i];
+        if (a->kind == SM_LOG && yr == xr) {
+            /* in place, LogSoftmax still needs x after the exps: take the sum through a small block */
+            double part[8] = {0};
+            float t[256];
+            for (int64_t i0 = 0; i0 < n; i0 += 256) {
+                int64_t m = n - i0 < 256 ? n - i0 : 256;
+                for (int64_t i = 0; i < m; i++) t[i] = xr[i0 + i] - mx;
+                mrt_vexp_f32(t, t, m);
+                for (int64_t i = 0; i < m; i++) part[(i0 + i) & 7] += t[i];
             }
-            float inv = (float)(1.0 / sum);
-            for (int64_t i = 0; i < n; i++) yr[i] *= inv;
-        } else {
-            for (int64_t i = 0; i < n; i++) sum += expf(xr[i] - mx);
+            double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
             float ls = (float)log(sum);
             for (int64_t i = 0; i < n; i++) yr[i] = (xr[i] - mx) - ls;
+            continue;
+        }
+        /* the exps go to y first (for LogSoftmax too: y is overwritten after the sum) */
+        for (int64_t i = 0; i < n; i++) yr[i] = xr[i] - mx;
+        mrt_vexp_f32(yr, yr, n);
+        double part[8] = {0};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int k = 0; k < 8; k++) part[k] += yr[i + k];
+        for (int k = 0; i < n; i++, k++) part[k] += yr[i];
+        double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+        if (a->kind == SM_SOFTMAX) {
+            float inv = (float)(1.0 / sum);
+            for (int64_t j = 0; j < n; j++) yr[j] *= inv;
+        } else {
+            float ls = (float)log(sum);
+            for (int64_t j = 0; j < n; j++) yr[j] = (xr[j] - mx) - ls;
         }
     }
 }
@@ -101,7 +133,9 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
     MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner));
     if (outer == 0 || n == 0 || inner == 0) return MRT_STATUS_OK;
     if (x->dtype == MRT_DTYPE_FLOAT && inner == 1 && kind != SM_HARD) {
-        softmax_rows_f32(kind, x->data, y->data, outer, n);
+        sm_rows a = {kind, x->data, y->data, n};
+        int64_t grain = 8192 / n > 1 ? 8192 / n : 1; /* rows per range: at least ~32 KB of work */
+        mrt_parallel_for(ctx, outer, grain, softmax_rows_f32, &a);
         return MRT_STATUS_OK;
     }
     int64_t J = mrt_softmax_block_cols(n, inner);

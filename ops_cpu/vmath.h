@@ -14,6 +14,8 @@ void mrt_vexp_f32(float *y, const float *x, int64_t n);
 void mrt_vsigmoid_f32(float *y, const float *x, int64_t n);
 void mrt_verf_f32(float *y, const float *x, int64_t n);
 void mrt_vtanh_f32(float *y, const float *x, int64_t n);
+/* Gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)), computed as 0.5 x erfc(-x / sqrt 2) for x < 0 */
+void mrt_vgelu_f32(float *y, const float *x, int64_t n);
 
 #ifdef __cplusplus
 }

@@ -16,13 +16,15 @@ static mrt_status infer_dropout(mrt_op_ctx *ctx)
     return mrt_output_set(ctx, 1, ctx->opset >= 10 ? MRT_DTYPE_BOOL : x->dtype, x->rank, x->shape);
 }
 
+/* In place: output 0 is input 0 (inference) or input 0's element i scaled or zeroed (training), so it may take
+   over input 0's buffer and inference then copies nothing. */
 const mrt_opdef mrt_opdefs_dropout[] = {
-    {"", "Dropout", 1, 1, 1, 1, 2, infer_dropout, 0},
-    {"", "Dropout", 6, 1, 1, 1, 2, infer_dropout, 0},
-    {"", "Dropout", 7, 1, 1, 1, 2, infer_dropout, 0},
-    {"", "Dropout", 10, 1, 1, 1, 2, infer_dropout, 0},
-    {"", "Dropout", 12, 1, 3, 1, 2, infer_dropout, MRT_OPDEF_NO_FOLD},
-    {"", "Dropout", 13, 1, 3, 1, 2, infer_dropout, MRT_OPDEF_NO_FOLD},
-    {"", "Dropout", 22, 1, 3, 1, 2, infer_dropout, MRT_OPDEF_NO_FOLD},
+    {"", "Dropout", 1, 1, 1, 1, 2, infer_dropout, MRT_OPDEF_INPLACE},
+    {"", "Dropout", 6, 1, 1, 1, 2, infer_dropout, MRT_OPDEF_INPLACE},
+    {"", "Dropout", 7, 1, 1, 1, 2, infer_dropout, MRT_OPDEF_INPLACE},
+    {"", "Dropout", 10, 1, 1, 1, 2, infer_dropout, MRT_OPDEF_INPLACE},
+    {"", "Dropout", 12, 1, 3, 1, 2, infer_dropout, MRT_OPDEF_NO_FOLD | MRT_OPDEF_INPLACE},
+    {"", "Dropout", 13, 1, 3, 1, 2, infer_dropout, MRT_OPDEF_NO_FOLD | MRT_OPDEF_INPLACE},
+    {"", "Dropout", 22, 1, 3, 1, 2, infer_dropout, MRT_OPDEF_NO_FOLD | MRT_OPDEF_INPLACE},
     {0},
 };

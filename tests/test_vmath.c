@@ -1,0 +1,197 @@
+/* ops_cpu/vmath.c against float64 libm over a dense sweep of float bit patterns (every 997th, both signs, all
+ * exponents) plus the special values; and the element-wise kernels built on it giving the same bits with 1 and
+ * 2 threads. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ops_cpu/vmath.h"
+
+typedef void (*vfn)(float *, const float *, int64_t);
+typedef double (*reffn)(double);
+
+static double ref_exp(double x) { return exp(x); }
+static double ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double ref_tanh(double x) { return tanh(x); }
+static double ref_erf(double x) { return erf(x); }
+static double ref_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+
+static float f_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t u_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Error of got against the exact value r, in units of the float ulp at r's magnitude (denormals: 2^-149). */
+static double ulp_err(float got, double r)
+{
+    double a = fabs(r);
+    int e;
+    frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
+    double ulp = a < FLT_MIN ? ldexp(1.0, -149) : ldexp(1.0, e - 24);
+    return fabs((double)got - r) / ulp;
+}
+
+/* The sweep: every 997th bit pattern (997 is prime: the mantissas differ between exponents). */
+static float *sweep(int64_t *n)
+{
+    int64_t cap = (int64_t)(4294967296.0 / 997) + 2;
+    float *x = malloc((size_t)cap * sizeof *x);
+    int64_t k = 0;
+    for (uint64_t u = 0; u < 4294967296u; u += 997) {
+        float f = f_of((uint32_t)u);
+        if (f == f) x[k++] = f; /* NaNs are checked separately */
+    }
+    *n = k;
+    return x;
+}
+
+/* Max ulp error over the sweep; values whose exact result is outside float's range must give inf exactly. */
+static void check_sweep(const char *name, vfn f, reffn ref, double bound)
+{
+    int64_t n;
+    float *x = sweep(&n);
+    float *y = malloc((size_t)n * sizeof *y);
+    f(y, x, n);
+    double worst = 0;
+    float worst_x = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref(x[i]);
+        float rf = (float)r;
+        if (isinf(rf)) {
+            cr_assert(y[i] == rf, "%s(%a) = %a, want %a", name, x[i], y[i], rf);
+            continue;
+        }
+        cr_assert(!isnan(y[i]), "%s(%a) = NaN", name, x[i]);
+        double e = ulp_err(y[i], r);
+        if (e > worst) {
+            worst = e;
+            worst_x = x[i];
+        }
+    }
+    cr_log_info("%s: max error %.3f ulp at %a over %lld inputs", name, worst, worst_x, (long long)n);
+    cr_assert(worst <= bound, "%s: %.3f ulp at %a (bound %.1f)", name, worst, worst_x, bound);
+    /* the same array in place, and element by element: the vector body and the scalar remainder agree */
+    float *z = malloc((size_t)n * sizeof *z);
+    memcpy(z, x, (size_t)n * sizeof *z);
+    f(z, z, n);
+    cr_assert(memcmp(z, y, (size_t)n * sizeof *z) == 0, "%s: in place differs", name);
+    for (int64_t i = 0; i < n; i += 4099) {
+        float one;
+        f(&one, &x[i], 1);
+        cr_assert(u_of(one) == u_of(y[i]), "%s(%a): alone %a, in an array %a", name, x[i], one, y[i]);
+    }
+    free(x);
+    free(y);
+    free(z);
+}
+
+Test(vmath, exp_sweep) { check_sweep("exp", mrt_vexp_f32, ref_exp, 2.0); }
+Test(vmath, sigmoid_sweep) { check_sweep("sigmoid", mrt_vsigmoid_f32, ref_sigmoid, 2.0); }
+Test(vmath, tanh_sweep) { check_sweep("tanh", mrt_vtanh_f32, ref_tanh, 2.0); }
+Test(vmath, erf_sweep) { check_sweep("erf", mrt_verf_f32, ref_erf, 2.0); }
+Test(vmath, gelu_sweep) { check_sweep("gelu", mrt_vgelu_f32, ref_gelu, 2.0); }
+
+/* One value through f, checked bit for bit (NaN: any NaN). */
+static void expect(const char *name, vfn f, float x, float want)
+{
+    float y;
+    f(&y, &x, 1);
+    if (want != want) cr_assert(y != y, "%s(%a) = %a, want NaN", name, x, y);
+    else cr_assert(u_of(y) == u_of(want), "%s(%a) = %a, want %a", name, x, y, want);
+}
+
+Test(vmath, special_values)
+{
+    const float inf = INFINITY, nan = NAN, den = FLT_TRUE_MIN;
+    vfn fs[] = {mrt_vexp_f32, mrt_vsigmoid_f32, mrt_vtanh_f32, mrt_verf_f32, mrt_vgelu_f32};
+    const char *names[] = {"exp", "sigmoid", "tanh", "erf", "gelu"};
+    for (int k = 0; k < 5; k++) {
+        expect(names[k], fs[k], nan, nan);
+        expect(names[k], fs[k], -nan, nan);
+    }
+    expect("exp", mrt_vexp_f32, inf, inf);
+    expect("exp", mrt_vexp_f32, -inf, 0.0f);
+    expect("exp", mrt_vexp_f32, 0.0f, 1.0f);
+    expect("exp", mrt_vexp_f32, -0.0f, 1.0f);
+    expect("exp", mrt_vexp_f32, den, 1.0f);
+    expect("exp", mrt_vexp_f32, 88.8f, inf);      /* overflow */
+    expect("exp", mrt_vexp_f32, FLT_MAX, inf);
+    expect("exp", mrt_vexp_f32, -104.0f, 0.0f);   /* underflow */
+    expect("exp", mrt_vexp_f32, -FLT_MAX, 0.0f);
+    expect("exp", mrt_vexp_f32, -103.0f, (float)exp(-103.0)); /* a denormal result */
+    expect("sigmoid", mrt_vsigmoid_f32, inf, 1.0f);
+    expect("sigmoid", mrt_vsigmoid_f32, -inf, 0.0f);
+    expect("sigmoid", mrt_vsigmoid_f32, 0.0f, 0.5f);
+    expect("sigmoid", mrt_vsigmoid_f32, -0.0f, 0.5f);
+    expect("sigmoid", mrt_vsigmoid_f32, -FLT_MAX, 0.0f);
+    expect("sigmoid", mrt_vsigmoid_f32, FLT_MAX, 1.0f);
+    expect("sigmoid", mrt_vsigmoid_f32, -100.0f, (float)(1.0 / (1.0 + exp(100.0)))); /* denormal */
+    expect("tanh", mrt_vtanh_f32, inf, 1.0f);
+    expect("tanh", mrt_vtanh_f32, -inf, -1.0f);
+    expect("tanh", mrt_vtanh_f32, 0.0f, 0.0f);
+    expect("tanh", mrt_vtanh_f32, -0.0f, -0.0f);
+    expect("tanh", mrt_vtanh_f32, den, den);
+    expect("tanh", mrt_vtanh_f32, -den, -den);
+    expect("erf", mrt_verf_f32, inf, 1.0f);
+    expect("erf", mrt_verf_f32, -inf, -1.0f);
+    expect("erf", mrt_verf_f32, 0.0f, 0.0f);
+    expect("erf", mrt_verf_f32, -0.0f, -0.0f);
+    expect("erf", mrt_verf_f32, -FLT_MAX, -1.0f);
+    expect("erf", mrt_verf_f32, 1e-30f, (float)erf(1e-30));
+    expect("gelu", mrt_vgelu_f32, inf, inf);
+    expect("gelu", mrt_vgelu_f32, -inf, nan); /* -inf * 0, as the formula gives */
+    expect("gelu", mrt_vgelu_f32, -0.0f, -0.0f);
+    expect("gelu", mrt_vgelu_f32, -30.0f, -0.0f);
+}
+
+/* ------------------------------------------------------------------ kernels: 1 thread vs 2 */
+
+static mrt_tensor run_threads(const char *op, const mrt_tensor *x, int threads)
+{
+    th_case *c = th_begin(op, "", op[0] == 'G' ? 20 : 13);
+    th_input(c, x);
+    mrt_session_options opt = mrt_session_options_default();
+    opt.n_threads = threads;
+    mrt_tensor y;
+    mrt_status st = th_run_opt(c, &opt, 1, &y);
+    cr_assert_eq(st, MRT_STATUS_OK, "%s: %s", op, mrt_last_error());
+    th_free(c);
+    return y;
+}
+
+Test(vmath, kernels_same_bits_with_1_and_2_threads)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("vmath_threads"));
+    int64_t shape[2] = {1031, 1037}; /* ~1M elements, odd sizes: ranges end mid-vector */
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 2, shape, -12.0, 12.0);
+    const char *ops[] = {"Sigmoid", "Erf", "Exp", "Tanh", "Gelu"};
+    for (int k = 0; k < 5; k++) {
+        mrt_tensor y1 = run_threads(ops[k], &x, 1), y2 = run_threads(ops[k], &x, 2);
+        cr_assert(memcmp(y1.data, y2.data, mrt_tensor_nbytes(&y1)) == 0, "%s: 1 and 2 threads differ", ops[k]);
+        /* and the kernel is the vmath function (Sigmoid: the one fused epilogues use) */
+        int64_t n = mrt_tensor_numel(&x);
+        float *want = malloc((size_t)n * sizeof *want);
+        vfn f = k == 0 ? mrt_vsigmoid_f32 : k == 1 ? mrt_verf_f32 : k == 2 ? mrt_vexp_f32 : k == 3 ? mrt_vtanh_f32
+                                                                                            : mrt_vgelu_f32;
+        f(want, x.data, n);
+        cr_assert(memcmp(y1.data, want, (size_t)n * sizeof *want) == 0, "%s: not the vmath bits", ops[k]);
+        free(want);
+        mrt_tensor_release(&y1);
+        mrt_tensor_release(&y2);
+    }
+    mrt_tensor_release(&x);
+}
