@@ -102,7 +102,7 @@ static void dw_gather(float *d, const float *s, int64_t n, int64_t stride)
 
 /* Phase planes of the band starting at output row oh0: phase (a, b) row r, column c holds padded input
    (oh0 * sh + r * sh + a, c * sw + b), i.e. input (that - ph, that - pw), 0 outside the input. */
-static void dw_fill_phases(const dw_job *j, const float *xp, int64_t oh0, int64_t nb, float *ph_base)
+static void dw_fill_phases(const dw_job *j, const float *xp, int64_t oh0, int64_t nb, float *ph_base, bool zeroed)
 {
     int64_t rows = nb + j->qh_max, pps = j->pps, Wq = j->Wq;
     for (int64_t a = 0; a < j->sh; a++)
@@ -118,21 +118,23 @@ static void dw_fill_phases(const dw_job *j, const float *xp, int64_t oh0, int64_
                 float *d = P + r * Wq;
                 int64_t ih = (oh0 + r) * j->sh + a - j->ph;
                 if (ih < 0 || ih >= j->H || clo == chi) {
-                    memset(d, 0, (size_t)Wq * sizeof(float));
+                    if (!zeroed) memset(d, 0, (size_t)Wq * sizeof(float));
                     continue;
                 }
                 const float *s = xp + ih * j->W + off;
-                if (clo > 0) memset(d, 0, (size_t)clo * sizeof(float));
+                if (clo > 0 && !zeroed) memset(d, 0, (size_t)clo * sizeof(float));
                 dw_gather(d + clo, s + clo * j->sw, chi - clo, j->sw);
-                if (chi < Wq) memset(d + chi, 0, (size_t)(Wq - chi) * sizeof(float));
+                if (chi < Wq && !zeroed) memset(d + chi, 0, (size_t)(Wq - chi) * sizeof(float));
             }
             /* the slack after the rows: read only by accumulator columns that are dropped, zeroed so no
                uninitialised (or signalling) value is ever loaded */
-            memset(P + rows * Wq, 0, (size_t)(pps - rows * Wq) * sizeof(float));
+            if (!zeroed) memset(P + rows * Wq, 0, (size_t)(pps - rows * Wq) * sizeof(float));
         }
 }
 
-static void dw_plane_banded(const dw_job *j, int64_t plane, float *scratch)
+/* zeroed: the scratch holds a previous plane of this job and the plane is one band, so its padding cells
+   (the same for every plane) are zero already and only the input cells are copied. */
+static void dw_plane_banded(const dw_job *j, int64_t plane, float *scratch, bool zeroed)
 {
     int64_t c = plane % j->C, Wq = j->Wq, ntaps = j->KH * j->KW;
     const float *xp = j->x + plane * j->H * j->W, *wp = j->w + c * ntaps;
@@ -141,7 +143,7 @@ static void dw_plane_banded(const dw_job *j, int64_t plane, float *scratch)
         int64_t nb = j->OH - oh0 < j->nb ? j->OH - oh0 : j->nb;
         int64_t len = (nb * Wq + DW_TAIL - 1) / DW_TAIL * DW_TAIL;
         float *acc = scratch + j->sh * j->sw * j->pps;
-        dw_fill_phases(j, xp, oh0, nb, scratch);
+        dw_fill_phases(j, xp, oh0, nb, scratch, zeroed && nb == j->OH);
         /* taps in (kh, kw) order, DW_TAPS at a time */
         const float *src[DW_TAPS];
         for (int64_t t0 = 0; t0 < ntaps; t0 += DW_TAPS) {
@@ -186,7 +188,8 @@ static void dw_range(void *arg, int64_t begin, int64_t end)
     const dw_job *j = arg;
     _Alignas(64) float scratch[DW_CAP];
     for (int64_t pl = begin; pl < end; pl++) {
-        if (j->nb > 0) dw_plane_banded(j, pl, scratch);
+        /* small planes: the fill's memsets cost more than the taps, so the padding is zeroed once per range */
+        if (j->nb > 0) dw_plane_banded(j, pl, scratch, pl > begin);
         else dw_plane_checked(j, pl);
     }
 }
