@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ops_cpu/elementwise.h"
+#include "ops_cpu/simd.h"
 
 /* o[i] = EXPR(x = a[i*sa], y = b[i*sb]) after the prologue PRO; one loop per stride pattern so the common
    same-shape and scalar cases are plain contiguous loops. */
@@ -215,13 +216,154 @@ static mrt_status run_binary(mrt_op_ctx *ctx, const mrt_ew_binary_fn *fns, const
     return mrt_ew_run_binary(ctx, fns, a, &bv, out, p ? p : &none);
 }
 
+/* ---- float32 Add/Sub/Mul/Div fast path: one operand has out's shape, the other (b below) is the same shape, a
+   scalar, or varies along one contiguous block of dims (a per-channel [1, C, 1, 1] against [N, C, H, W], as
+   squeeze-excite's Mul). Then out = outer x C x inner with b indexed by the middle coordinate only: flat runs
+   of a constant b, or (same shape) one contiguous run. Vectorised (target clones) and split over the session's
+   threads in flat ranges; each element is the one operation the generic loop does, so the bits are the same
+   for every thread count, clone and path. */
+typedef enum arith_op { AR_ADD, AR_SUB, AR_MUL, AR_DIV } arith_op;
+
+typedef struct arith_job {
+    arith_op op;
+    bool swap;           /* the broadcast operand is the first input: out = b op a */
+    const float *a, *b;  /* a: out's shape */
+    float *o;
+    int64_t c, inner;    /* out[i] uses b[(i / inner) % c] */
+} arith_job;
+
+/* o[i] = a[i] op b[i] (swap: b[i] op a[i]) */
+MRT_VECTORIZE_CLONES
+static void arith_vv(arith_op op, bool swap, float *o, const float *a, const float *b, int64_t n)
+{
+    if (swap) {
+        const float *t = a;
+        a = b;
+        b = t;
+    }
+    switch (op) {
+    case AR_ADD: for (int64_t i = 0; i < n; i++) o[i] = a[i] + b[i]; break;
+    case AR_SUB: for (int64_t i = 0; i < n; i++) o[i] = a[i] - b[i]; break;
+    case AR_MUL: for (int64_t i = 0; i < n; i++) o[i] = a[i] * b[i]; break;
+    case AR_DIV: for (int64_t i = 0; i < n; i++) o[i] = a[i] / b[i]; break;
+    }
+}
+
+/* o[i] = a[i] op s (swap: s op a[i]) */
+MRT_VECTORIZE_CLONES
+static void arith_vs(arith_op op, bool swap, float *o, const float *a, float s, int64_t n)
+{
+    switch (op) {
+    case AR_ADD: for (int64_t i = 0; i < n; i++) o[i] = a[i] + s; break;
+    case AR_MUL: for (int64_t i = 0; i < n; i++) o[i] = a[i] * s; break;
+    case AR_SUB:
+        if (swap)
+            for (int64_t i = 0; i < n; i++) o[i] = s - a[i];
+        else
+            for (int64_t i = 0; i < n; i++) o[i] = a[i] - s;
+        break;
+    case AR_DIV:
+        if (swap)
+            for (int64_t i = 0; i < n; i++) o[i] = s / a[i];
+        else
+            for (int64_t i = 0; i < n; i++) o[i] = a[i] / s;
+        break;
+    }
+}
+
+static void arith_range(void *arg, int64_t begin, int64_t end)
+{
+    const arith_job *j = arg;
+    if (j->inner == 1) { /* b varies along the last dims: runs of b's whole block (same shape: one run) */
+        for (int64_t i = begin; i < end;) {
+            int64_t k = i % j->c, stop = i - k + j->c < end ? i - k + j->c : end;
+            arith_vv(j->op, j->swap, j->o + i, j->a + i, j->b + k, stop - i);
+            i = stop;
+        }
+        return;
+    }
+    for (int64_t i = begin; i < end;) { /* runs of one b value */
+        int64_t row = i / j->inner, stop = (row + 1) * j->inner < end ? (row + 1) * j->inner : end;
+        arith_vs(j->op, j->swap, j->o + i, j->a + i, j->b[row % j->c], stop - i);
+        i = stop;
+    }
+}
+
+/* Whether b (right-aligned to out) matches out along one contiguous block of out's dims and is 1 elsewhere (dims
+   of size 1 in out do not count): then *c is that block's size and *inner the size of the dims after it. */
+static bool block_broadcast(const mrt_tensor *out, const mrt_tensor *b, int64_t *c, int64_t *inner)
+{
+    int r = out->rank, off = r - b->rank;
+    if (off < 0) return false;
+    enum { BEFORE, IN, AFTER } state = BEFORE;
+    *c = 1;
+    *inner = 1;
+    for (int d = 0; d < r; d++) {
+        int64_t od = out->shape[d], bd = d >= off ? b->shape[d - off] : 1;
+        if (od == 1) continue;
+        if (bd == od) {
+            if (state == AFTER) return false; /* a second block */
+            state = IN;
+            *c *= od;
+        } else if (bd == 1) {
+            if (state == IN) state = AFTER;
+            if (state == AFTER) *inner *= od;
+        } else {
+            return false;
+        }
+    }
+    if (state == BEFORE) *inner = mrt_tensor_numel(out); /* a scalar: one run */
+    return true;
+}
+
+static bool same_shape(const mrt_tensor *x, const mrt_tensor *y)
+{
+    if (x->rank != y->rank) return false;
+    for (int d = 0; d < x->rank; d++)
+        if (x->shape[d] != y->shape[d]) return false;
+    return true;
+}
+
+/* The fast path when it applies (float32 throughout, no legacy broadcast attributes); false: take the generic one. */
+static bool run_arith_f32(mrt_op_ctx *ctx, arith_op op)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    mrt_tensor *out = mrt_output(ctx, 0);
+    if (!out || !a || !b || a->dtype != MRT_DTYPE_FLOAT || b->dtype != MRT_DTYPE_FLOAT || out->dtype != MRT_DTYPE_FLOAT ||
+        mrt_ew_is_legacy(ctx))
+        return false;
+    arith_job j = {.op = op, .o = out->data};
+    if (same_shape(a, out) && block_broadcast(out, b, &j.c, &j.inner)) {
+        j.a = a->data;
+        j.b = b->data;
+    } else if (same_shape(b, out) && block_broadcast(out, a, &j.c, &j.inner)) {
+        j.a = b->data;
+        j.b = a->data;
+        j.swap = true;
+    } else {
+        return false;
+    }
+    int64_t n = mrt_tensor_numel(out);
+    if (n == 0) return true;
+    mrt_parallel_for(ctx, n, 32768, arith_range, &j);
+    return true;
+}
+
+#define ARITH_KERNEL(kname, table, OP)                                                                         \
+    mrt_status mrt_cpu_##kname(mrt_op_ctx *ctx)                                                                \
+    {                                                                                                          \
+        if (run_arith_f32(ctx, OP)) return MRT_STATUS_OK;                                                      \
+        return run_binary(ctx, table##_fns, NULL);                                                             \
+    }
+
+ARITH_KERNEL(add, add, AR_ADD)
+ARITH_KERNEL(sub, sub, AR_SUB)
+ARITH_KERNEL(mul, mul, AR_MUL)
+ARITH_KERNEL(div, div, AR_DIV)
+
 #define BINARY_KERNEL(kname, table) \
     mrt_status mrt_cpu_##kname(mrt_op_ctx *ctx) { return run_binary(ctx, table##_fns, NULL); }
 
-BINARY_KERNEL(add, add)
-BINARY_KERNEL(sub, sub)
-BINARY_KERNEL(mul, mul)
-BINARY_KERNEL(div, div)
 BINARY_KERNEL(bitwise_and, band)
 BINARY_KERNEL(bitwise_or, bor)
 BINARY_KERNEL(bitwise_xor, bxor)

@@ -1,6 +1,8 @@
 /* CPU kernels: MaxPool 1-22 (float/double/int8/uint8, float16/bfloat16 via float; Indices with storage_order),
  * AveragePool 1-22, LpPool 1-22, GlobalAveragePool/GlobalMaxPool 1/22, GlobalLpPool 1/2/22, MaxRoiPool 1/22,
- * MaxUnpool 9/11/22. N-D windows with pads, strides, dilations and ceil_mode; single-threaded. */
+ * MaxUnpool 9/11/22. N-D windows with pads, strides, dilations and ceil_mode. The float32 2-D MaxPool and the
+ * float32 global pools have vectorised fast paths threaded over the (image, channel) planes; the rest is
+ * single-threaded. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
 #include "ops_cpu/linear.h"
+#include "ops_cpu/simd.h"
 
 /* float16/bfloat16 run in float: X (and the rois) widened into the workspace infer requested, f[2] for Y. */
 static bool float_copies(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *rois, const mrt_tensor *y, float *f[3])
@@ -138,38 +141,92 @@ MAXPOOL(double, f64)
 MAXPOOL(int8_t, i8)
 MAXPOOL(uint8_t, u8)
 
-/* The common case, 2-D float without Indices: the valid tap range of each output row and column is computed
-   once per row/column (no per-output window bookkeeping). Same result as maxpool_f32: NaN wins, and a window
-   with no valid tap (possible only when a pad reaches the kernel size) gives 0. */
-static void maxpool2d_f32(const mrt_window *w, int64_t planes, const float *x, float *y)
+/* The common case, 2-D float without Indices, dilation 1 and pads smaller than the kernel (so every window has a
+   valid tap): per output row, the max over the window's input rows is taken column by column into a row buffer
+   (-inf in the padding columns, which then never win), then the max over each window's columns; both loops are
+   contiguous or stride-s and vectorise. NaN wins (any NaN in the window gives NaN, as maxpool_f32; returned as
+   the canonical NAN). Among equal values the result is the first in (row pass, column pass) order, which can
+   differ from maxpool_f32 only in the sign of a zero. Rows wider than the buffer take maxpool_f32. */
+enum { MP_ROW = 4096 };
+
+typedef struct mp2d_job {
+    const mrt_window *w;
+    const float *x;
+    float *y;
+    int64_t wp; /* padded columns the windows read */
+} mp2d_job;
+
+MRT_VECTORIZE_CLONES
+static void mp2d_plane(const mp2d_job *j, const float *xp, float *yp, float *row)
 {
-    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
-    int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
-    for (int64_t pl = 0; pl < planes; pl++) {
-        const float *xp = x + pl * H * W;
-        float *yp = y + pl * OH * OW;
-        for (int64_t oh = 0; oh < OH; oh++) {
-            int64_t h0 = oh * sh - w->pad_begin[0];
-            int64_t khlo = h0 >= 0 ? 0 : (-h0 + dh - 1) / dh, khhi = H - h0 <= 0 ? 0 : (H - h0 + dh - 1) / dh;
-            khhi = khhi < w->kernel[0] ? khhi : w->kernel[0];
-            for (int64_t ow = 0; ow < OW; ow++) {
-                int64_t w0 = ow * sw - w->pad_begin[1];
-                int64_t kwlo = w0 >= 0 ? 0 : (-w0 + dw - 1) / dw, kwhi = W - w0 <= 0 ? 0 : (W - w0 + dw - 1) / dw;
-                kwhi = kwhi < w->kernel[1] ? kwhi : w->kernel[1];
-                float best = -INFINITY;
-                bool any = khlo < khhi && kwlo < kwhi, nan = false;
-                for (int64_t kh = khlo; kh < khhi; kh++) {
-                    const float *row = xp + (h0 + kh * dh) * W + w0;
-                    for (int64_t kw = kwlo; kw < kwhi; kw++) {
-                        float v = row[kw * dw];
-                        nan |= v != v;
-                        best = v > best ? v : best;
-                    }
-                }
-                yp[oh * OW + ow] = !any ? 0.0f : nan ? NAN : best;
-            }
+    const mrt_window *w = j->w;
+    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
+    int64_t sh = w->stride[0], sw = w->stride[1], pw = w->pad_begin[1], wp = j->wp;
+    int64_t cend = pw + W < wp ? pw + W : wp; /* padded columns [pw, cend) are input columns */
+    for (int64_t c = 0; c < pw; c++) row[c] = -INFINITY;
+    for (int64_t c = cend; c < wp; c++) row[c] = -INFINITY;
+    for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t h0 = oh * sh - w->pad_begin[0], hlo = h0 < 0 ? 0 : h0, hhi = h0 + KH < H ? h0 + KH : H;
+        float *r = row + pw;
+        int64_t n = cend - pw;
+        const float *x0 = xp + hlo * W;
+        for (int64_t c = 0; c < n; c++) r[c] = x0[c];
+        for (int64_t ih = hlo + 1; ih < hhi; ih++) {
+            const float *xr = xp + ih * W;
+            for (int64_t c = 0; c < n; c++) r[c] = (xr[c] > r[c] || xr[c] != xr[c]) ? xr[c] : r[c];
         }
+        float *yr = yp + oh * OW;
+        if (sw == 1) {
+            for (int64_t o = 0; o < OW; o++) yr[o] = row[o];
+            for (int64_t kw = 1; kw < KW; kw++)
+                for (int64_t o = 0; o < OW; o++) {
+                    float v = row[o + kw];
+                    yr[o] = (v > yr[o] || v != v) ? v : yr[o];
+                }
+        } else if (sw == 2) {
+            for (int64_t o = 0; o < OW; o++) yr[o] = row[2 * o];
+            for (int64_t kw = 1; kw < KW; kw++)
+                for (int64_t o = 0; o < OW; o++) {
+                    float v = row[2 * o + kw];
+                    yr[o] = (v > yr[o] || v != v) ? v : yr[o];
+                }
+        } else {
+            for (int64_t o = 0; o < OW; o++) yr[o] = row[o * sw];
+            for (int64_t kw = 1; kw < KW; kw++)
+                for (int64_t o = 0; o < OW; o++) {
+                    float v = row[o * sw + kw];
+                    yr[o] = (v > yr[o] || v != v) ? v : yr[o];
+                }
+        }
+        for (int64_t o = 0; o < OW; o++) yr[o] = yr[o] != yr[o] ? NAN : yr[o];
     }
+}
+
+static void mp2d_range(void *arg, int64_t begin, int64_t end)
+{
+    const mp2d_job *j = arg;
+    const mrt_window *w = j->w;
+    float row[MP_ROW];
+    for (int64_t pl = begin; pl < end; pl++)
+        mp2d_plane(j, j->x + pl * w->in[0] * w->in[1], j->y + pl * w->out[0] * w->out[1], row);
+}
+
+/* Whether mp2d handles w: 2-D, dilation 1, every pad below the kernel size, rows that fit the buffer. */
+static bool mp2d_ok(const mrt_window *w)
+{
+    if (w->nsp != 2) return false;
+    for (int i = 0; i < 2; i++)
+        if (w->dilation[i] != 1 || w->pad_begin[i] >= w->kernel[i] || w->pad_end[i] >= w->kernel[i] || w->out[i] < 1 ||
+            (w->out[i] - 1) * w->stride[i] - w->pad_begin[i] >= w->in[i]) /* the last window starts inside */
+            return false;
+    return (w->out[1] - 1) * w->stride[1] + w->kernel[1] <= MP_ROW;
+}
+
+static void maxpool2d_f32(const mrt_op_ctx *ctx, const mrt_window *w, int64_t planes, const float *x, float *y)
+{
+    mp2d_job j = {w, x, y, (w->out[1] - 1) * w->stride[1] + w->kernel[1]};
+    int64_t work = w->out[0] * w->out[1] * w->kernel[0] * w->kernel[1];
+    mrt_parallel_for(ctx, planes, work >= 32768 ? 1 : 32768 / (work > 0 ? work : 1), mp2d_range, &j);
 }
 
 static mrt_status mrt_cpu_maxpool(mrt_op_ctx *ctx)
@@ -183,7 +240,7 @@ static mrt_status mrt_cpu_maxpool(mrt_op_ctx *ctx)
     bool cm = mrt_attr_int(ctx, "storage_order", 0) == 1;
     switch (x->dtype) {
     case MRT_DTYPE_FLOAT:
-        if (w.nsp == 2 && !id) maxpool2d_f32(&w, planes, x->data, y->data);
+        if (!id && mp2d_ok(&w)) maxpool2d_f32(ctx, &w, planes, x->data, y->data);
         else maxpool_f32(&w, planes, x->data, y->data, id, cm);
         break;
     case MRT_DTYPE_DOUBLE: maxpool_f64(&w, planes, x->data, y->data, id, cm); break;
@@ -281,6 +338,83 @@ static mrt_status mrt_cpu_lppool(mrt_op_ctx *ctx)
     return run_avg(ctx, &w, AVG_LP, false, mrt_attr_float(ctx, "p", 2.0f));
 }
 
+/* Global pools over float32 planes of `len` elements, threaded over the planes and vectorised inside one.
+   Average: the sum runs in double in GP_LANES interleaved partial sums (element i goes to lane i % GP_LANES, in
+   increasing i), which are then added pairwise (lane j += lane j + 16, then + 8, 4, 2, 1); the order is fixed,
+   so the result does not depend on the thread count or the instruction set (it can differ in the last bits from
+   the sequential sum of avgpool_f32, which other shapes still use). Max: NaN wins (the canonical NAN), as in
+   maxpool2d_f32; an empty plane gives 0 (as maxpool_f32). */
+enum { GP_LANES = 32 };
+
+typedef struct gp_job {
+    const float *x;
+    float *y;
+    int64_t len;
+} gp_job;
+
+MRT_VECTORIZE_CLONES
+static float gap_plane(const float *x, int64_t len)
+{
+    double acc[GP_LANES] = {0};
+    int64_t i = 0;
+    for (; i + GP_LANES <= len; i += GP_LANES)
+        for (int j = 0; j < GP_LANES; j++) acc[j] += (double)x[i + j];
+    for (int j = 0; i + j < len; j++) acc[j] += (double)x[i + j];
+    for (int width = GP_LANES / 2; width >= 1; width /= 2)
+        for (int j = 0; j < width; j++) acc[j] += acc[j + width];
+    return len > 0 ? (float)(acc[0] / (double)len) : 0.0f;
+}
+
+MRT_VECTORIZE_CLONES
+static float gmp_plane(const float *x, int64_t len)
+{
+    if (len <= 0) return 0.0f;
+    float best[GP_LANES];
+    int nan[GP_LANES];
+    for (int j = 0; j < GP_LANES; j++) {
+        best[j] = -INFINITY;
+        nan[j] = 0;
+    }
+    int64_t i = 0;
+    for (; i + GP_LANES <= len; i += GP_LANES)
+        for (int j = 0; j < GP_LANES; j++) {
+            float v = x[i + j];
+            nan[j] |= v != v;
+            best[j] = v > best[j] ? v : best[j];
+        }
+    for (int j = 0; i + j < len; j++) {
+        float v = x[i + j];
+        nan[j] |= v != v;
+        best[j] = v > best[j] ? v : best[j];
+    }
+    float m = best[0];
+    int any = nan[0];
+    for (int j = 1; j < GP_LANES; j++) {
+        m = best[j] > m ? best[j] : m;
+        any |= nan[j];
+    }
+    return any ? NAN : m;
+}
+
+static void gap_range(void *arg, int64_t begin, int64_t end)
+{
+    const gp_job *j = arg;
+    for (int64_t pl = begin; pl < end; pl++) j->y[pl] = gap_plane(j->x + pl * j->len, j->len);
+}
+
+static void gmp_range(void *arg, int64_t begin, int64_t end)
+{
+    const gp_job *j = arg;
+    for (int64_t pl = begin; pl < end; pl++) j->y[pl] = gmp_plane(j->x + pl * j->len, j->len);
+}
+
+static void global_f32(const mrt_op_ctx *ctx, bool max, int64_t planes, int64_t len, const float *x, float *y)
+{
+    gp_job j = {x, y, len};
+    int64_t grain = len >= 16384 ? 1 : 16384 / (len > 0 ? len : 1);
+    mrt_parallel_for(ctx, planes, grain, max ? gmp_range : gap_range, &j);
+}
+
 /* Global pools: the window is the whole spatial extent. */
 static mrt_status run_global(mrt_op_ctx *ctx, int kind)
 {
@@ -295,6 +429,12 @@ static mrt_status run_global(mrt_op_ctx *ctx, int kind)
     if (w.nsp == 0) { /* [N, C]: a window of one element */
         w.nsp = 1;
         w.in[0] = w.kernel[0] = w.out[0] = w.stride[0] = w.dilation[0] = 1;
+    }
+    if (kind <= 1 && x->dtype == MRT_DTYPE_FLOAT && x->rank >= 2) {
+        int64_t planes = x->shape[0] * x->shape[1], len = 1;
+        for (int i = 2; i < x->rank; i++) len *= x->shape[i];
+        global_f32(ctx, kind == 0, planes, len, x->data, mrt_output(ctx, 0)->data);
+        return MRT_STATUS_OK;
     }
     if (kind == 0) {
         int64_t planes = x->shape[0] * x->shape[1];
