@@ -1,6 +1,6 @@
 /* CPU kernels: Conv 1/11/22 and ConvTranspose 1/11/22 (N-D, groups), ConvInteger 10 (uint8/int8, int32 im2col +
  * naive GEMM).
- * Conv float32: 2-D depthwise convolutions are computed directly; everything else runs on minirt's GEMM
+ * Conv float32: 2-D depthwise convolutions are computed directly (ops_cpu/conv_depthwise.c); everything else runs on minirt's GEMM
  * (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered straight into B's
  * panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in cache.
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
@@ -11,6 +11,7 @@
 
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
+#include "ops_cpu/conv_depthwise.h"
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/linear.h"
 #include "ops_cpu/sgemm.h"
@@ -201,58 +202,6 @@ static mrt_status run_typed(mrt_op_ctx *ctx, const mrt_conv_params *p, bool tran
     return MRT_STATUS_OK;
 }
 
-/* Depthwise 2-D (see mrt_conv_direct_depthwise): per channel and output row, each kernel tap adds a scaled input
-   row segment; the output columns a tap reaches inside the input are computed once, so the inner loop has no
-   bounds checks (and is contiguous for stride 1). Taps accumulate in float in (kh, kw) order after the bias. */
-MRT_VECTORIZE_CLONES
-static void depthwise2d_f32(const mrt_conv_params *p, const float *x, const float *w, const float *b, float *y)
-{
-    const mrt_window *win = &p->win;
-    int64_t H = win->in[0], W = win->in[1], OH = win->out[0], OW = win->out[1], KH = win->kernel[0], KW = win->kernel[1];
-    int64_t sh = win->stride[0], sw = win->stride[1], dh = win->dilation[0], dw = win->dilation[1];
-    int64_t ph = win->pad_begin[0], pw = win->pad_begin[1];
-    /* the output columns tap kw reaches inside the input, [lo, hi): the same on every row, so computed once here
-       (two integer divisions per tap and row cost more than a small plane's arithmetic) */
-    enum { MAX_TAPS = 64 };
-    int64_t lo_of[MAX_TAPS], hi_of[MAX_TAPS];
-    for (int64_t kw = 0; kw < KW && kw < MAX_TAPS; kw++) {
-        int64_t off = kw * dw - pw; /* iw = ow * sw + off */
-        lo_of[kw] = off >= 0 ? 0 : (-off + sw - 1) / sw;
-        hi_of[kw] = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-        if (hi_of[kw] > OW) hi_of[kw] = OW;
-    }
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t c = 0; c < p->c; c++) {
-            const float *xp = x + (n * p->c + c) * H * W, *wp = w + c * KH * KW;
-            float *yp = y + (n * p->c + c) * OH * OW, bias = b ? b[c] : 0.0f;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                float *yr = yp + oh * OW;
-                for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bias;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    int64_t ih = oh * sh - ph + kh * dh;
-                    if (ih < 0 || ih >= H) continue;
-                    const float *xr = xp + ih * W;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        float wv = wp[kh * KW + kw];
-                        int64_t off = kw * dw - pw, lo, hi;
-                        if (kw < MAX_TAPS) {
-                            lo = lo_of[kw];
-                            hi = hi_of[kw];
-                        } else {
-                            lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-                            hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-                            if (hi > OW) hi = OW;
-                        }
-                        if (sw == 1)
-                            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + off];
-                        else
-                            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + off];
-                    }
-                }
-            }
-        }
-}
-
 /* ---- float32 Conv on minirt's GEMM (ops_cpu/sgemm.h): weights packed once per plan, the image gathered into
    B's panels block by block (im2col fused into packing), bias and the fused epilogue applied in cache. */
 
@@ -405,14 +354,8 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
     int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
     MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
-    if (mrt_conv_direct_depthwise(&p, x->dtype)) {
-        float *y = mrt_output(ctx, 0)->data;
-        depthwise2d_f32(&p, x->data, w->data, b ? b->data : NULL, y);
-        if (ctx->epilogue) { /* until the depthwise kernel applies it in cache */
-            int64_t plane = out_numel;
-            for (int64_t i = 0; i < p.n * p.m; i++)
-                mrt_epilogue_apply(ctx->epilogue, y + i * plane, plane, i % p.m, i * plane);
-        }
+    if (mrt_conv_direct_depthwise(&p, x->dtype)) { /* ops_cpu/conv_depthwise.c, epilogue applied in cache */
+        mrt_depthwise2d_f32(ctx, &p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data, ctx->epilogue);
         return MRT_STATUS_OK;
     }
     if (uses_sgemm(&p, x->dtype)) return conv_sgemm(ctx, &p);
