@@ -411,7 +411,9 @@ static void gmp_range(void *arg, int64_t begin, int64_t end)
 static void global_f32(const mrt_op_ctx *ctx, bool max, int64_t planes, int64_t len, const float *x, float *y)
 {
     gp_job j = {x, y, len};
-    int64_t grain = len >= 16384 ? 1 : 16384 / (len > 0 ? len : 1);
+    /* at least 64K elements per range: a global pool is a single pass over memory, so smaller ranges cost more in
+       hand-over to another thread than they save (MobileNetV2's [1,1280,7,7]: 0.057 ms alone, 0.086 split in 4) */
+    int64_t grain = len >= 65536 ? 1 : 65536 / (len > 0 ? len : 1);
     mrt_parallel_for(ctx, planes, grain, max ? gmp_range : gap_range, &j);
 }
 

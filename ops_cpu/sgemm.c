@@ -417,9 +417,15 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
         jb.bp = next;
         mrt_parallel_for(ctx, ceil_div(n, NR), 1, pack_b_panels, &jb);
     }
-    /* column chunks of SHARED_STRIP, row chunks (whole panels) small enough for four tasks per thread */
+    /* column chunks of SHARED_STRIP, row chunks (whole panels) small enough for four tasks per thread; with too few
+       rows for that (a classifier's one-row Gemm), narrower column chunks instead */
     jb.col_chunk = SHARED_STRIP;
-    jb.n_col_chunks = ceil_div(n, SHARED_STRIP);
+    int64_t row_panels = ceil_div(m, MR);
+    if (threads > 1 && row_panels < 2 * 4 * (int64_t)threads) {
+        int64_t want = 4 * (int64_t)threads, panels = ceil_div(ceil_div(n, NR), want);
+        jb.col_chunk = NR * (panels < 1 ? 1 : panels > SHARED_STRIP / NR ? SHARED_STRIP / NR : panels);
+    }
+    jb.n_col_chunks = ceil_div(n, jb.col_chunk);
     int64_t row_chunks = threads > 1 ? ceil_div(4 * (int64_t)threads, jb.n_col_chunks) : 1;
     int64_t row_chunk = ceil_div(ceil_div(m, MR), row_chunks) * MR;
     if (row_chunk < 2 * MR) row_chunk = 2 * MR;
