@@ -274,6 +274,8 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
                     float *dd = d + seg[i].dst;
                     if (seg[i].src < 0) memset(dd, 0, (size_t)seg[i].len * sizeof(float));
                     else if (s == 1) memcpy(dd, im + seg[i].src, (size_t)seg[i].len * sizeof(float));
+                    else if (s == 2) /* a constant stride the compiler vectorises (stride-2 stems and downsamplers) */
+                        for (int32_t o = 0; o < seg[i].len; o++) dd[o] = im[seg[i].src + 2 * o];
                     else
                         for (int32_t o = 0; o < seg[i].len; o++) dd[o] = im[seg[i].src + o * s];
                 }
