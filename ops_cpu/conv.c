@@ -206,12 +206,12 @@ static mrt_status run_typed(mrt_op_ctx *ctx, const mrt_conv_params *p, bool tran
    B's panels block by block (im2col fused into packing), bias and the fused epilogue applied in cache. */
 
 /* B(kk, j) of one (image, group): kk = (input channel, kernel offset), j = flat output position. */
-struct mrt_sgemm_conv_src {
+typedef struct conv_src {
     const float *x;      /* the group's first input channel */
     const mrt_window *w;
     int64_t kn;          /* kernel offsets per channel */
     int64_t in_numel;    /* input spatial size */
-};
+} conv_src;
 
 /* A run of one panel row that is either copied from the image (src >= 0, every step-th element) or zero. */
 typedef struct pack_seg {
@@ -253,7 +253,7 @@ static int panel_segments(const mrt_window *w, const int64_t *kidx, int64_t jb, 
 MRT_VECTORIZE_CLONES
 static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst)
 {
-    const mrt_sgemm_conv_src *cs = src;
+    const conv_src *cs = src;
     const mrt_window *w = cs->w;
     int nsp = w->nsp;
     int64_t s = w->stride[nsp - 1], kc = k1 - k0, kn = cs->kn;
@@ -329,7 +329,7 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t g = 0; g < p->group; g++) {
             const float *xg = (const float *)x->data + (n * p->c + g * cg) * in_numel;
-            mrt_sgemm_conv_src src = {xg, win, p->kernel_numel, in_numel};
+            conv_src src = {xg, win, p->kernel_numel, in_numel};
             mrt_sgemm_b bs = {0};
             if (pw) { /* B is the image itself: [cg, spatial] */
                 bs.b = xg;

@@ -1,8 +1,10 @@
 /* minirt's float32 GEMM (see sgemm.h): packed panels, an 8 x 48 AVX-512 register tile (24 accumulators, one
- * broadcast of A and three vectors of B per k), loops with fmaf() elsewhere, and two ways to share the work:
+ * broadcast of A and three vectors of B per k; narrower for a panel's last columns), loops with fmaf() elsewhere,
+ * rows-as-lanes loops for products and panel tails of at most four columns, and two ways to share the work:
  *  - wide B (many columns): each task owns a 192-column strip of C and all its rows, and packs the strip's B
  *    block by block into its own scratch (for a Conv this is im2col, done in cache instead of through memory);
- *  - narrow B: B is packed once into shared scratch, then tasks split the rows (and the columns if wide enough).
+ *  - narrow B: B is packed once into shared scratch, then tasks split the rows and, when there are few rows, the
+ *    columns.
  * Both advance each C element's chain in k order, K_BLOCK values at a time, so the bits never depend on them. */
 #include "ops_cpu/sgemm.h"
 

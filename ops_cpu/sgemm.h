@@ -35,14 +35,13 @@ void mrt_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t
 void mrt_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n, float *dst);
 
 /* Where B comes from when it is not packed already. */
-typedef struct mrt_sgemm_conv_src mrt_sgemm_conv_src; /* a convolution's input as im2col (ops_cpu/conv.c) */
 typedef void (*mrt_sgemm_pack_b_fn)(const void *src, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst);
 
 typedef struct mrt_sgemm_b {
     const float *packed;       /* packed B, or NULL */
     const float *b;            /* else B(kk, j) = b[kk * rs + j * cs] */
     int64_t rs, cs;
-    /* else a packer: writes B[k0:k1, j0:j1] as panels of NR columns (j0 a multiple of NR, j1 - j0 padded up to
+    /* else a packer (a Conv's im2col, ops_cpu/conv.c): writes B[k0:k1, j0:j1] as panels of NR columns (j0 a multiple of NR, j1 - j0 padded up to
        NR with zeros) at dst[q][kk - k0][j], q counting panels from j0 */
     mrt_sgemm_pack_b_fn pack;
     const void *pack_src;
