@@ -207,14 +207,7 @@ static void ln_rows_f32(void *arg, int64_t r0, int64_t r1)
         const float *xr = j->x + r * M;
         float *yr = j->y + r * M;
         double mu = 0;
-        if (!j->rms) {
-            double part[8] = {0};
-            int64_t i = 0;
-            for (; i + 8 <= M; i += 8)
-                for (int k = 0; k < 8; k++) part[k] += xr[i + k];
-            for (int k = 0; i < M; i++, k++) part[k] += xr[i];
-            mu = (((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]))) / (double)M;
-        }
+        if (!j->rms) mu = mrt_sum8_f32(xr, M) / (double)M;
         double part[8] = {0};
         int64_t i = 0;
         for (; i + 8 <= M; i += 8)
@@ -226,7 +219,7 @@ static void ln_rows_f32(void *arg, int64_t r0, int64_t r1)
             double d = (double)xr[i] - mu;
             part[k] += d * d;
         }
-        double var = (((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]))) / (double)M;
+        double var = mrt_fold8_f64(part) / (double)M;
         double iv = 1.0 / sqrt(var + j->eps);
         j->mean[r] = mu;
         j->inv[r] = iv;

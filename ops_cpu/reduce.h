@@ -12,6 +12,23 @@
 extern "C" {
 #endif
 
+/* A float row's sum in double over 8 partial sums (element i goes to part[i % 8]) folded pairwise: a fixed order
+   that vectorizes, so Softmax and the normalizations give the same bits on every CPU and thread count. */
+static inline double mrt_fold8_f64(const double part[8])
+{
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+static inline double mrt_sum8_f32(const float *x, int64_t n)
+{
+    double part[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) part[k] += x[i + k];
+    for (int k = 0; i < n; i++, k++) part[k] += x[i];
+    return mrt_fold8_f64(part);
+}
+
 /* dst[k] = element (off + k*stride) of a `dt` buffer, k < n, as double / int64 (uint64 keeps its bits). */
 void mrt_cpu_load_f64(mrt_dtype dt, const void *base, int64_t off, int64_t stride, int64_t n, double *dst);
 void mrt_cpu_load_i64(mrt_dtype dt, const void *base, int64_t off, int64_t stride, int64_t n, int64_t *dst);

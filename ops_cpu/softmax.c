@@ -99,20 +99,14 @@ static void softmax_rows_f32(void *arg, int64_t r0, int64_t r1)
                 mrt_vexp_f32(t, t, m);
                 for (int64_t i = 0; i < m; i++) part[(i0 + i) & 7] += t[i];
             }
-            double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-            float ls = (float)log(sum);
+            float ls = (float)log(mrt_fold8_f64(part));
             for (int64_t i = 0; i < n; i++) yr[i] = (xr[i] - mx) - ls;
             continue;
         }
         /* the exps go to y first (for LogSoftmax too: y is overwritten after the sum) */
         for (int64_t i = 0; i < n; i++) yr[i] = xr[i] - mx;
         mrt_vexp_f32(yr, yr, n);
-        double part[8] = {0};
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8)
-            for (int k = 0; k < 8; k++) part[k] += yr[i + k];
-        for (int k = 0; i < n; i++, k++) part[k] += yr[i];
-        double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+        double sum = mrt_sum8_f32(yr, n);
         if (a->kind == SM_SOFTMAX) {
             float inv = (float)(1.0 / sum);
             for (int64_t j = 0; j < n; j++) yr[j] *= inv;
