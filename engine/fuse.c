@@ -30,25 +30,21 @@ static bool plain_value(const fuse_scan *fs, int v)
            e->vals[v].tensor.dtype == MRT_DTYPE_FLOAT && !e->graph->values[v].is_output && !fs->sub_read[v];
 }
 
+/* A step whose node runs on its own at run time with its own attributes: one a chain may take in. */
+static bool fusable_step(const mrt_step *st)
+{
+    return !st->folded && !st->dynamic && st->fused_into < 0 && !st->fusion && !st->shadow && !st->call_shadow;
+}
+
 /* The step that alone reads v (and can join a chain), or -1. */
 static int only_reader(const fuse_scan *fs, int v)
 {
     if (!plain_value(fs, v) || fs->readers[v] != 1) return -1;
     int r = fs->reader[v];
-    const mrt_step *st = &fs->e->steps[r];
-    if (st->folded || st->dynamic || st->fused_into >= 0 || st->fusion || st->shadow || st->call_shadow) return -1;
-    return r;
+    return fusable_step(&fs->e->steps[r]) ? r : -1;
 }
 
 static bool is_const(const mrt_exec *e, int v) { return v >= 0 && e->state[v] == MRT_VS_CONST; }
-
-static bool same_shape(const mrt_tensor *a, const mrt_tensor *b)
-{
-    if (a->rank != b->rank) return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
-}
 
 /* BatchNormalization in inference mode on x (output 0 only, per-channel constants): its A and B, computed as
    ops_cpu/norm.c computes them. */
@@ -161,12 +157,11 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
             if (sig < 0 || mul < 0) break;
             int sv = node_of(e, sig)->outputs[0];
             const mrt_node *mn = node_of(e, mul);
-            if (only_reader(fs, sv) != mul || mn->n_inputs != 2 || e->steps[sig].fused_into >= 0 ||
-                e->steps[sig].dynamic || e->steps[sig].folded || e->steps[sig].shadow || e->steps[sig].call_shadow ||
+            if (only_reader(fs, sv) != mul || mn->n_inputs != 2 || !fusable_step(&e->steps[sig]) ||
                 !((mn->inputs[0] == x && mn->inputs[1] == sv) || (mn->inputs[0] == sv && mn->inputs[1] == x)))
                 break;
             int y = mn->outputs[0];
-            if (y < 0 || !same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
+            if (y < 0 || !mrt_tensor_same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
             add_op(f, MRT_POST_SILU);
             fused_away[x] = fused_away[sv] = 1;
             absorbed[n_abs++] = sig;
@@ -177,7 +172,7 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
         }
         if (!rn || rn->n_outputs < 1 || rn->outputs[0] < 0) break;
         int y = rn->outputs[0];
-        if (!same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
+        if (!mrt_tensor_same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
         bool joined = false;
         int bias = !conv && stage == AT_BN && is_op(rn, "Add") && rn->n_inputs == 2 ? row_vector(e, rn, x, cols) : -1;
         if (bias >= 0) { /* MatMul/Gemm: a Linear layer's bias */
@@ -199,7 +194,7 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
         } else if (stage <= AT_ADD && is_op(rn, "Add") && rn->n_inputs == 2) {
             int other = rn->inputs[0] == x ? rn->inputs[1] : rn->inputs[0];
             if (other == x || other < 0 || e->vals[other].kind != MRT_VALUE_TENSOR ||
-                e->vals[other].tensor.dtype != MRT_DTYPE_FLOAT || !same_shape(&e->vals[other].tensor, xt) ||
+                e->vals[other].tensor.dtype != MRT_DTYPE_FLOAT || !mrt_tensor_same_shape(&e->vals[other].tensor, xt) ||
                 e->state[other] == MRT_VS_DYNAMIC || e->state[other] == MRT_VS_UNSET)
                 break;
             /* the operand must exist when the producer runs: made by an earlier step, or a source */
@@ -262,8 +257,8 @@ mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away
     for (int s = 0; s < e->n_steps; s++) {
         mrt_step *st = &e->steps[s];
         const mrt_node *nd = node_of(e, s);
-        if (st->folded || st->dynamic || st->fused_into >= 0 || st->shadow || st->call_shadow || !st->kernel ||
-            !(st->kernel->flags & MRT_KERNEL_EPILOGUE) || nd->n_outputs < 1 || !plain_value(&fs, nd->outputs[0]))
+        if (!fusable_step(st) || !st->kernel || !(st->kernel->flags & MRT_KERNEL_EPILOGUE) || nd->n_outputs < 1 ||
+            !plain_value(&fs, nd->outputs[0]))
             continue;
         bool other_outputs = false;
         for (int i = 1; i < nd->n_outputs; i++) other_outputs |= nd->outputs[i] >= 0;

@@ -124,7 +124,22 @@ void mrt_exec_free(mrt_exec *e)
 
 /* ------------------------------------------------------------------ topological order */
 
-/* Values of `target` referenced from inside the subgraphs of `n` (implicit inputs of If/Loop/Scan). */
+static mrt_status collect_outer_refs(const mrt_graph *sub, const mrt_graph *target, int **list, int *n, int *cap);
+
+/* Append to list the values of `target` that node nd's subgraph attributes read (implicit inputs of If/Loop/Scan,
+   at any depth). */
+static mrt_status node_outer_refs(const mrt_node *nd, const mrt_graph *target, int **list, int *n, int *cap)
+{
+    for (int a = 0; a < nd->n_attrs; a++) {
+        const mrt_attr *at = &nd->attrs[a];
+        if (at->type == MRT_ATTR_GRAPH && at->g) MRT_TRY(collect_outer_refs(at->g, target, list, n, cap));
+        if (at->type == MRT_ATTR_GRAPHS)
+            for (int64_t j = 0; j < at->n; j++) MRT_TRY(collect_outer_refs(at->graphs[j], target, list, n, cap));
+    }
+    return MRT_STATUS_OK;
+}
+
+/* Values of `target` referenced from inside the subgraph `sub`. */
 static mrt_status collect_outer_refs(const mrt_graph *sub, const mrt_graph *target, int **list, int *n, int *cap)
 {
     for (int i = 0; i < sub->n_values; i++) {
@@ -140,15 +155,7 @@ static mrt_status collect_outer_refs(const mrt_graph *sub, const mrt_graph *targ
         }
         (*list)[(*n)++] = idx;
     }
-    for (int k = 0; k < sub->n_nodes; k++) {
-        const mrt_node *nd = &sub->nodes[k];
-        for (int a = 0; a < nd->n_attrs; a++) {
-            const mrt_attr *at = &nd->attrs[a];
-            if (at->type == MRT_ATTR_GRAPH && at->g) MRT_TRY(collect_outer_refs(at->g, target, list, n, cap));
-            if (at->type == MRT_ATTR_GRAPHS)
-                for (int64_t j = 0; j < at->n; j++) MRT_TRY(collect_outer_refs(at->graphs[j], target, list, n, cap));
-        }
-    }
+    for (int k = 0; k < sub->n_nodes; k++) MRT_TRY(node_outer_refs(&sub->nodes[k], target, list, n, cap));
     return MRT_STATUS_OK;
 }
 
@@ -187,14 +194,8 @@ static mrt_status topo_sort(mrt_exec *e)
             }
             deps[k][n_deps[k]++] = nd->inputs[i];
         }
-        for (int a = 0; a < nd->n_attrs; a++) {
-            const mrt_attr *at = &nd->attrs[a];
-            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &deps[k], &n_deps[k], &cap);
-            if (at->type == MRT_ATTR_GRAPHS)
-                for (int64_t j = 0; j < at->n && !st; j++)
-                    st = collect_outer_refs(at->graphs[j], g, &deps[k], &n_deps[k], &cap);
-            if (st) goto done;
-        }
+        st = node_outer_refs(nd, g, &deps[k], &n_deps[k], &cap);
+        if (st) goto done;
         for (int d = 0; d < n_deps[k]; d++) {
             const mrt_graph_value *v = &g->values[deps[k][d]];
             if (value_is_source(v)) continue;
@@ -584,12 +585,7 @@ static mrt_status plan_storage(mrt_exec *e)
         }
         /* readers extend lifetimes, including values read from inside subgraphs */
         n_refs = 0;
-        for (int a = 0; a < nd->n_attrs && !st; a++) {
-            const mrt_attr *at = &nd->attrs[a];
-            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &refs, &n_refs, &cap_refs);
-            for (int64_t j = 0; at->type == MRT_ATTR_GRAPHS && j < at->n && !st; j++)
-                st = collect_outer_refs(at->graphs[j], g, &refs, &n_refs, &cap_refs);
-        }
+        st = node_outer_refs(nd, g, &refs, &n_refs, &cap_refs);
         if (st) goto done;
         for (int i = 0; i < nd->n_inputs + n_refs; i++) {
             int v = i < nd->n_inputs ? nd->inputs[i] : refs[i - nd->n_inputs];
@@ -660,12 +656,7 @@ static mrt_status mark_live(const mrt_exec *e, bool *live)
         for (int i = 0; i < nd->n_inputs; i++)
             if (nd->inputs[i] >= 0) needed[nd->inputs[i]] = true;
         n_refs = 0;
-        for (int a = 0; a < nd->n_attrs && !st; a++) {
-            const mrt_attr *at = &nd->attrs[a];
-            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &refs, &n_refs, &cap_refs);
-            for (int64_t j = 0; at->type == MRT_ATTR_GRAPHS && j < at->n && !st; j++)
-                st = collect_outer_refs(at->graphs[j], g, &refs, &n_refs, &cap_refs);
-        }
+        st = node_outer_refs(nd, g, &refs, &n_refs, &cap_refs);
         for (int i = 0; i < n_refs; i++) needed[refs[i]] = true;
     }
     free(needed);
@@ -685,13 +676,7 @@ static mrt_status plan_fusion(mrt_exec *e)
     int *refs = NULL, n_refs = 0, cap_refs = 0;
     mrt_status st = sub_read ? MRT_STATUS_OK : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (fusion)");
     for (int s = 0; s < e->n_steps && !st; s++) {
-        const mrt_node *nd = &g->nodes[e->steps[s].node];
-        for (int a = 0; a < nd->n_attrs && !st; a++) {
-            const mrt_attr *at = &nd->attrs[a];
-            if (at->type == MRT_ATTR_GRAPH && at->g) st = collect_outer_refs(at->g, g, &refs, &n_refs, &cap_refs);
-            for (int64_t j = 0; at->type == MRT_ATTR_GRAPHS && j < at->n && !st; j++)
-                st = collect_outer_refs(at->graphs[j], g, &refs, &n_refs, &cap_refs);
-        }
+        st = node_outer_refs(&g->nodes[e->steps[s].node], g, &refs, &n_refs, &cap_refs);
     }
     for (int i = 0; !st && i < n_refs; i++) sub_read[refs[i]] = true;
     if (!st) st = mrt_fuse_steps(e, sub_read, e->fused_away);

@@ -14,6 +14,14 @@ int64_t mrt_tensor_numel(const mrt_tensor *t)
     return n;
 }
 
+bool mrt_tensor_same_shape(const mrt_tensor *a, const mrt_tensor *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
 static size_t bytes_for(mrt_dtype dt, int64_t numel)
 {
     int bits = mrt_dtype_bits(dt);

@@ -316,14 +316,6 @@ static bool block_broadcast(const mrt_tensor *out, const mrt_tensor *b, int64_t 
     return true;
 }
 
-static bool same_shape(const mrt_tensor *x, const mrt_tensor *y)
-{
-    if (x->rank != y->rank) return false;
-    for (int d = 0; d < x->rank; d++)
-        if (x->shape[d] != y->shape[d]) return false;
-    return true;
-}
-
 /* The fast path when it applies (float32 throughout, no legacy broadcast attributes); false: take the generic one. */
 static bool run_arith_f32(mrt_op_ctx *ctx, arith_op op)
 {
@@ -333,10 +325,10 @@ static bool run_arith_f32(mrt_op_ctx *ctx, arith_op op)
         mrt_ew_is_legacy(ctx))
         return false;
     arith_job j = {.op = op, .o = out->data};
-    if (same_shape(a, out) && block_broadcast(out, b, &j.c, &j.inner)) {
+    if (mrt_tensor_same_shape(a, out) && block_broadcast(out, b, &j.c, &j.inner)) {
         j.a = a->data;
         j.b = b->data;
-    } else if (same_shape(b, out) && block_broadcast(out, a, &j.c, &j.inner)) {
+    } else if (mrt_tensor_same_shape(b, out) && block_broadcast(out, a, &j.c, &j.inner)) {
         j.a = b->data;
         j.b = a->data;
         j.swap = true;

@@ -112,6 +112,8 @@ typedef struct mrt_tensor {
 
 /* Number of elements; 1 for rank 0. Assumes the shape was validated (see mrt_shape_numel). */
 int64_t mrt_tensor_numel(const mrt_tensor *t);
+/* Whether a and b have the same rank and dims (dtypes are not compared). */
+bool mrt_tensor_same_shape(const mrt_tensor *a, const mrt_tensor *b);
 /* Bytes of `data` (packed for sub-byte types; sizeof(char *) per element for strings). */
 size_t mrt_tensor_nbytes(const mrt_tensor *t);
 /* Checked element count: fails (INVALID_ARG) on negative dims, rank > MRT_MAX_RANK or int64 overflow. */
