@@ -156,6 +156,18 @@ typedef struct mp2d_job {
     int64_t wp; /* padded columns the windows read */
 } mp2d_job;
 
+/* yr[o] = the max (NaN winning) of row[o * s + kw] over kw < KW. Inlined, so a constant s makes a loop of its own. */
+static inline __attribute__((always_inline)) void window_cols_max(float *yr, const float *row, int64_t OW, int64_t KW,
+                                                                 int64_t s)
+{
+    for (int64_t o = 0; o < OW; o++) yr[o] = row[o * s];
+    for (int64_t kw = 1; kw < KW; kw++)
+        for (int64_t o = 0; o < OW; o++) {
+            float v = row[o * s + kw];
+            yr[o] = (v > yr[o] || v != v) ? v : yr[o];
+        }
+}
+
 MRT_VECTORIZE_CLONES
 static void mp2d_plane(const mp2d_job *j, const float *xp, float *yp, float *row)
 {
@@ -176,28 +188,10 @@ static void mp2d_plane(const mp2d_job *j, const float *xp, float *yp, float *row
             for (int64_t c = 0; c < n; c++) r[c] = (xr[c] > r[c] || xr[c] != xr[c]) ? xr[c] : r[c];
         }
         float *yr = yp + oh * OW;
-        if (sw == 1) {
-            for (int64_t o = 0; o < OW; o++) yr[o] = row[o];
-            for (int64_t kw = 1; kw < KW; kw++)
-                for (int64_t o = 0; o < OW; o++) {
-                    float v = row[o + kw];
-                    yr[o] = (v > yr[o] || v != v) ? v : yr[o];
-                }
-        } else if (sw == 2) {
-            for (int64_t o = 0; o < OW; o++) yr[o] = row[2 * o];
-            for (int64_t kw = 1; kw < KW; kw++)
-                for (int64_t o = 0; o < OW; o++) {
-                    float v = row[2 * o + kw];
-                    yr[o] = (v > yr[o] || v != v) ? v : yr[o];
-                }
-        } else {
-            for (int64_t o = 0; o < OW; o++) yr[o] = row[o * sw];
-            for (int64_t kw = 1; kw < KW; kw++)
-                for (int64_t o = 0; o < OW; o++) {
-                    float v = row[o * sw + kw];
-                    yr[o] = (v > yr[o] || v != v) ? v : yr[o];
-                }
-        }
+        /* a constant stride for the usual 1 and 2, so each copy vectorises */
+        if (sw == 1) window_cols_max(yr, row, OW, KW, 1);
+        else if (sw == 2) window_cols_max(yr, row, OW, KW, 2);
+        else window_cols_max(yr, row, OW, KW, sw);
         for (int64_t o = 0; o < OW; o++) yr[o] = yr[o] != yr[o] ? NAN : yr[o];
     }
 }
