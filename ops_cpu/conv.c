@@ -285,13 +285,6 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
     }
 }
 
-/* What prepare keeps: W packed per group. */
-typedef struct conv_packed {
-    int64_t group_floats;
-    char pad[56]; /* data starts 64-byte aligned */
-    float data[];
-} conv_packed;
-
 static bool uses_sgemm(const mrt_conv_params *p, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && !mrt_conv_direct_depthwise(p, dt); }
 
 static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
@@ -301,28 +294,22 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1);
     if (!uses_sgemm(&p, x->dtype) || !w->data) return MRT_STATUS_OK; /* W computed at run time: packed then */
     int64_t mg = p.m / p.group, ck = p.c / p.group * p.kernel_numel, gf = mrt_sgemm_packed_a_floats(mg, ck);
-    size_t bytes = sizeof(conv_packed) + (size_t)(gf * p.group) * sizeof(float);
-    MRT_TRY(mrt_check_alloc(bytes, "the packed weights"));
-    conv_packed *cp = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-    if (!cp) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing the weights (%zu bytes)", bytes);
-    cp->group_floats = gf;
-    for (int64_t g = 0; g < p.group; g++)
-        mrt_sgemm_pack_a((const float *)w->data + g * mg * ck, ck, 1, mg, ck, cp->data + g * gf);
-    *state = cp;
+    float *packed; /* W packed group by group, gf floats apart */
+    MRT_TRY(mrt_sgemm_alloc_packed(ctx, gf * p.group, &packed));
+    for (int64_t g = 0; g < p.group; g++) mrt_sgemm_pack_a((const float *)w->data + g * mg * ck, ck, 1, mg, ck, packed + g * gf);
+    *state = packed;
     return MRT_STATUS_OK;
 }
-
-static void conv_release(void *state) { free(state); }
 
 static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
     float *y = mrt_output(ctx, 0)->data;
-    const conv_packed *cp = ctx->kernel_state;
+    const float *packed = ctx->kernel_state; /* W per group (prepare), or NULL */
     const mrt_window *win = &p->win;
     int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);
     int64_t cg = p->c / p->group, mg = p->m / p->group, ck = cg * p->kernel_numel;
-    int64_t wsf = mrt_sgemm_workspace_floats(mg, out_numel, ck, cp != NULL, false, ctx->n_threads);
+    int64_t wsf = mrt_sgemm_workspace_floats(mg, out_numel, ck, packed != NULL, false, ctx->n_threads);
     float *ws = mrt_workspace(ctx, (size_t)wsf * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     bool pw = is_pointwise(win);
@@ -344,7 +331,8 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
                                  .bias = b ? (const float *)b->data + g * mg : NULL, .ep = ctx->epilogue,
                                  .ep_channel0 = g * mg, .ep_at0 = row0 * out_numel};
             const float *wg = (const float *)w->data + g * mg * ck;
-            mrt_sgemm_run(ctx, mg, out_numel, ck, cp ? cp->data + g * cp->group_floats : NULL, wg, ck, 1, &bs, &out, ws);
+            mrt_sgemm_run(ctx, mg, out_numel, ck, packed ? packed + g * mrt_sgemm_packed_a_floats(mg, ck) : NULL, wg, ck, 1,
+                          &bs, &out, ws);
         }
     return MRT_STATUS_OK;
 }
@@ -449,9 +437,9 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_conv[] = {
-    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, conv_release, MRT_KERNEL_EPILOGUE},
-    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, conv_release, MRT_KERNEL_EPILOGUE},
-    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, conv_release, MRT_KERNEL_EPILOGUE},
+    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE},
     {"", "ConvTranspose", 1, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 11, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 22, mrt_cpu_convtranspose, NULL},

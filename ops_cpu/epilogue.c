@@ -63,7 +63,8 @@ void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, 
     }
 }
 
-void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols)
+void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols, int64_t ldc,
+                             int64_t channel0, int64_t at0)
 {
-    for (int64_t r = 0; ep && r < rows; r++) mrt_epilogue_apply(ep, y + r * cols, cols, r, r * cols);
+    for (int64_t r = 0; ep && r < rows; r++) mrt_epilogue_apply(ep, y + r * ldc, cols, channel0 + r, at0 + r * ldc);
 }

@@ -7,6 +7,7 @@
    which locates the residual operand of an ADD). NULL or empty epilogue: nothing to do. */
 void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, int64_t at);
 
-/* The whole output of a kernel that has no blocked path for some case (float32 rows x cols, channel = row): the
-   epilogue applied after the fact, row by row. */
-void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols);
+/* A block of rows: y points at element (row0, col0) of an output whose rows are ldc floats apart, at flat index
+   at0; row r (channel channel0 + r) gets its cols results applied. NULL epilogue: nothing to do. */
+void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols, int64_t ldc,
+                             int64_t channel0, int64_t at0);

@@ -107,21 +107,13 @@ int64_t mrt_gemm_f32_workspace_floats(const mrt_op_ctx *ctx, bool b_packed)
     return mrt_sgemm_workspace_floats(g.m, g.n, g.k, false, b_packed, ctx->n_threads);
 }
 
-typedef struct packed_b {
-    char pad[64]; /* data starts 64-byte aligned */
-    float data[];
-} packed_b;
-
-static void release_packed(void *state) { free(state); }
-
+/* The kernel state of a constant B: B packed (mrt_sgemm_pack_b). */
 static mrt_status pack_constant_b(mrt_op_ctx *ctx, const float *b, int64_t rs, int64_t cs, int64_t k, int64_t n,
                                   void **state)
 {
-    size_t bytes = sizeof(packed_b) + (size_t)mrt_sgemm_packed_b_floats(k, n) * sizeof(float);
-    MRT_TRY(mrt_check_alloc(bytes, "the packed weights"));
-    packed_b *pb = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-    if (!pb) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing B (%zu bytes)", bytes);
-    mrt_sgemm_pack_b(b, rs, cs, k, n, pb->data);
+    float *pb;
+    MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_sgemm_packed_b_floats(k, n), &pb));
+    mrt_sgemm_pack_b(b, rs, cs, k, n, pb);
     *state = pb;
     return MRT_STATUS_OK;
 }
@@ -139,7 +131,7 @@ static mrt_status mrt_cpu_gemm_prepare(mrt_op_ctx *ctx, void **state)
 
 static mrt_status gemm_sgemm(mrt_op_ctx *ctx, const gemm_args *g, const float *a, const float *b, const float *c, float *y)
 {
-    const packed_b *pb = ctx->kernel_state;
+    const float *pb = ctx->kernel_state;
     float *ws = mrt_workspace(ctx, (size_t)mrt_sgemm_workspace_floats(g->m, g->n, g->k, false, pb != NULL, ctx->n_threads) * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     bool acc = g->has_c && g->beta != 0;
@@ -151,7 +143,7 @@ static mrt_status gemm_sgemm(mrt_op_ctx *ctx, const gemm_args *g, const float *a
             for (int64_t j = 0; j < g->n; j++) yrow[j] = bc * crow[g->c1 == 1 ? 0 : j];
         }
     }
-    mrt_sgemm_b bs = {.packed = pb ? pb->data : NULL, .b = b};
+    mrt_sgemm_b bs = {.packed = pb, .b = b};
     gemm_b_strides(g, &bs.rs, &bs.cs);
     mrt_sgemm_out out = {.c = y, .ldc = g->n, .accumulate = acc, .ep = ctx->epilogue};
     mrt_sgemm_run(ctx, g->m, g->n, g->k, NULL, a, g->ta ? 1 : g->k, g->ta ? g->m : 1, &bs, &out, ws);
@@ -163,16 +155,7 @@ static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
     const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1), *c = mrt_input(ctx, 2);
     mrt_tensor *y = mrt_output(ctx, 0);
     gemm_args g;
-    g.ta = mrt_attr_int(ctx, "transA", 0) != 0;
-    g.tb = mrt_attr_int(ctx, "transB", 0) != 0;
-    g.m = y->shape[0];
-    g.n = y->shape[1];
-    g.k = g.ta ? a->shape[0] : a->shape[1];
-    g.alpha = mrt_attr_float(ctx, "alpha", 1.0f);
-    g.beta = mrt_attr_float(ctx, "beta", 1.0f);
-    g.has_c = c != NULL;
-    g.c0 = c && c->rank == 2 ? c->shape[0] : 1;
-    g.c1 = c && c->rank >= 1 ? c->shape[c->rank - 1] : 1;
+    gemm_read_args(ctx, &g);
     const void *cd = c ? c->data : NULL;
     mrt_dtype dt = a->dtype;
     if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || mrt_lin_is_half(dt))
@@ -181,7 +164,7 @@ static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
     switch (dt) {
     case MRT_DTYPE_FLOAT:
         gemm_f32(&g, a->data, b->data, cd, y->data);
-        mrt_epilogue_apply_rows(ctx->epilogue, y->data, g.m, g.n); /* fused successors (engine/fuse.c) */
+        mrt_epilogue_apply_rows(ctx->epilogue, y->data, g.m, g.n, g.n, 0, 0); /* fused successors (engine/fuse.c) */
         break;
     case MRT_DTYPE_DOUBLE: gemm_f64(&g, a->data, b->data, cd, y->data); break;
     case MRT_DTYPE_INT32: gemm_i32(&g, a->data, b->data, cd, y->data); break;
@@ -307,6 +290,17 @@ static mrt_status mrt_cpu_matmul_prepare(mrt_op_ctx *ctx, void **state)
     return pack_constant_b(ctx, b->data, d.n, 1, d.k, d.n, state);
 }
 
+/* Output batch i of a MatMul whose B varies with the batch: split over ctx's threads, or serial with ctx NULL. */
+static void matmul_one_batch(const mrt_op_ctx *ctx, const mrt_matmul_dims *d, const float *a, const float *b, float *y,
+                             const mrt_epilogue *ep, int64_t i, float *ws)
+{
+    int64_t ia, ib;
+    batch_index(d, i, &ia, &ib);
+    mrt_sgemm_b bs = {.b = b + ib * d->k * d->n, .rs = d->n, .cs = 1};
+    mrt_sgemm_out out = {.c = y + i * d->m * d->n, .ldc = d->n, .ep = ep, .ep_at0 = i * d->m * d->n};
+    mrt_sgemm_run(ctx, d->m, d->n, d->k, NULL, a + ia * d->m * d->k, d->k, 1, &bs, &out, ws);
+}
+
 typedef struct matmul_batches {
     const mrt_matmul_dims *d;
     const float *a, *b;
@@ -318,25 +312,18 @@ typedef struct matmul_batches {
 static void matmul_batch_range(void *arg, int64_t i0, int64_t i1)
 {
     const matmul_batches *mb = arg;
-    const mrt_matmul_dims *d = mb->d;
     float *ws = mb->ws + (int64_t)mrt_thread_index() * mb->slot_floats;
-    for (int64_t i = i0; i < i1; i++) {
-        int64_t ia, ib;
-        batch_index(d, i, &ia, &ib);
-        mrt_sgemm_b bs = {.b = mb->b + ib * d->k * d->n, .rs = d->n, .cs = 1};
-        mrt_sgemm_out out = {.c = mb->y + i * d->m * d->n, .ldc = d->n, .ep = mb->ep, .ep_at0 = i * d->m * d->n};
-        mrt_sgemm_run(NULL, d->m, d->n, d->k, NULL, mb->a + ia * d->m * d->k, d->k, 1, &bs, &out, ws);
-    }
+    for (int64_t i = i0; i < i1; i++) matmul_one_batch(NULL, mb->d, mb->a, mb->b, mb->y, mb->ep, i, ws);
 }
 
 static mrt_status matmul_sgemm(mrt_op_ctx *ctx, const mrt_matmul_dims *d, const float *a, const float *b, float *y)
 {
-    const packed_b *pb = ctx->kernel_state;
+    const float *pb = ctx->kernel_state;
     int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
     float *ws = mrt_workspace(ctx, (size_t)mrt_matmul_f32_workspace_floats(ctx, d, pb != NULL) * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     if (b_is_broadcast(d)) { /* one B for every batch: A's batches stack into one tall product */
-        mrt_sgemm_b bs = {.packed = pb ? pb->data : NULL, .b = b, .rs = d->n, .cs = 1};
+        mrt_sgemm_b bs = {.packed = pb, .b = b, .rs = d->n, .cs = 1};
         mrt_sgemm_out out = {.c = y, .ldc = d->n, .ep = ctx->epilogue};
         mrt_sgemm_run(ctx, batch_count(d) * d->m, d->n, d->k, NULL, a, d->k, 1, &bs, &out, ws);
         return MRT_STATUS_OK;
@@ -346,13 +333,7 @@ static mrt_status matmul_sgemm(mrt_op_ctx *ctx, const mrt_matmul_dims *d, const 
         mrt_parallel_for(ctx, batch_count(d), 1, matmul_batch_range, &mb);
         return MRT_STATUS_OK;
     }
-    for (int64_t i = 0; i < batch_count(d); i++) {
-        int64_t ia, ib;
-        batch_index(d, i, &ia, &ib);
-        mrt_sgemm_b bs = {.b = b + ib * d->k * d->n, .rs = d->n, .cs = 1};
-        mrt_sgemm_out out = {.c = y + i * d->m * d->n, .ldc = d->n, .ep = ctx->epilogue, .ep_at0 = i * d->m * d->n};
-        mrt_sgemm_run(ctx, d->m, d->n, d->k, NULL, a + ia * d->m * d->k, d->k, 1, &bs, &out, ws);
-    }
+    for (int64_t i = 0; i < batch_count(d); i++) matmul_one_batch(ctx, d, a, b, y, ctx->epilogue, i, ws);
     return MRT_STATUS_OK;
 }
 
@@ -370,7 +351,7 @@ static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
     case MRT_DTYPE_FLOAT: {
         matmul_f32(&d, a->data, b->data, y->data);
         int64_t cols = y->rank ? y->shape[y->rank - 1] : 1, n = mrt_tensor_numel(y);
-        if (cols > 0) mrt_epilogue_apply_rows(ctx->epilogue, y->data, n / cols, cols); /* fused successors */
+        if (cols > 0) mrt_epilogue_apply_rows(ctx->epilogue, y->data, n / cols, cols, cols, 0, 0); /* fused successors */
         break;
     }
     case MRT_DTYPE_DOUBLE: matmul_f64(&d, a->data, b->data, y->data); break;
@@ -466,15 +447,15 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_gemm[] = {
-    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed, MRT_KERNEL_EPILOGUE},
-    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, release_packed, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, free, MRT_KERNEL_EPILOGUE},
     {"", "MatMulInteger", 10, mrt_cpu_matmulinteger, NULL},
     {0},
 };

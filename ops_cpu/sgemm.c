@@ -9,6 +9,7 @@
 #include "ops_cpu/sgemm.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops_cpu/epilogue.h"
@@ -32,11 +33,27 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* floats, rounded up to a 64-byte multiple so that every part of the scratch stays aligned */
 static int64_t align16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
+/* Columns of a task's chunk: `panels` whole panels, at least one and at most max_cols' worth. */
+static int64_t chunk_cols(int64_t panels, int64_t max_cols)
+{
+    return NR * (panels < 1 ? 1 : panels > max_cols / NR ? max_cols / NR : panels);
+}
+
 /* A wide-mode task's block of packed B: up to K_BLOCK rows of a strip. */
 static int64_t slot_floats(int64_t k) { return min64(k, K_BLOCK) * STRIP; }
 
 int64_t mrt_sgemm_packed_a_floats(int64_t m, int64_t k) { return align16(ceil_div(m, MR) * MR * k); }
 int64_t mrt_sgemm_packed_b_floats(int64_t k, int64_t n) { return align16(ceil_div(n, NR) * NR * k); }
+
+mrt_status mrt_sgemm_alloc_packed(const mrt_op_ctx *ctx, int64_t n, float **out)
+{
+    size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) & ~(size_t)63; /* aligned_alloc: a multiple */
+    *out = NULL;
+    MRT_TRY(mrt_check_alloc(bytes, "the packed weights"));
+    *out = aligned_alloc(64, bytes);
+    if (!*out) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing the weights (%zu bytes)", bytes);
+    return MRT_STATUS_OK;
+}
 
 void mrt_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst)
 {
@@ -257,6 +274,13 @@ static void cols_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j, i
     }
 }
 
+/* The fused epilogue over C[r0:r1, j0:j1], once those results are final. */
+static void epilogue_rows(const mrt_sgemm_out *o, int64_t r0, int64_t r1, int64_t j0, int64_t j1)
+{
+    mrt_epilogue_apply_rows(o->ep, o->c + r0 * o->ldc + j0, r1 - r0, j1 - j0, o->ldc, o->ep_channel0 + r0,
+                            o->ep_at0 + r0 * o->ldc + j0);
+}
+
 /* C[m0:m1, j0:j1] for k in [k0, k1); bpanel(q) is the panel of columns j0 + q*NR at row k0, panels `pstride`
    floats apart. */
 static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j0, int64_t j1, int64_t k0, int64_t k1,
@@ -281,10 +305,7 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
         }
         /* the epilogue over the panel's rows of the whole block, still in L1: one call per row and op, not per
            tile (for a short k it costs as much as the products) */
-        if (last && o->ep)
-            for (int r = 0; r < mr; r++)
-                mrt_epilogue_apply(o->ep, o->c + (i + r) * o->ldc + j0, j1 - j0, o->ep_channel0 + i + r,
-                                   o->ep_at0 + (i + r) * o->ldc + j0);
+        if (last) epilogue_rows(o, i, i + mr, j0, j1);
     }
 }
 
@@ -322,8 +343,7 @@ static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
         for (int64_t t = t0; t < t1; t++) {
             int64_t m0 = t * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
             cols_block(jb, m0, m1, 0, (int)jb->n, 0, jb->k, jb->bp, jb->b_stride, o->accumulate, true);
-            for (int64_t row = m0; o->ep && row < m1; row++)
-                mrt_epilogue_apply(o->ep, o->c + row * o->ldc, jb->n, o->ep_channel0 + row, o->ep_at0 + row * o->ldc);
+            epilogue_rows(o, m0, m1, 0, jb->n);
         }
         return;
     }
@@ -381,8 +401,8 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
                 float v = out->accumulate ? c[j] : 0.0f;
                 c[j] = out->bias ? v + out->bias[i] : v;
             }
-            if (out->ep) mrt_epilogue_apply(out->ep, c, n, out->ep_channel0 + i, out->ep_at0 + i * out->ldc);
         }
+        epilogue_rows(out, 0, m, 0, n);
         return;
     }
     /* the count infer sized the workspace with; the pool has as many threads (mrt_thread_index < threads) */
@@ -401,8 +421,7 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
         jb.slots = next;
         /* strips of up to STRIP columns, narrower when that leaves fewer than four per thread (a 28x28 image on
            two threads: 9 strips of 96 balance better than 5 of 192) */
-        int64_t panels = n / (NR * 4 * (int64_t)threads);
-        jb.col_chunk = NR * (panels < 1 ? 1 : panels > STRIP / NR ? STRIP / NR : panels);
+        jb.col_chunk = chunk_cols(n / (NR * 4 * (int64_t)threads), STRIP);
         mrt_parallel_for(ctx, ceil_div(n, jb.col_chunk), 1, wide_tasks, &jb);
         return;
     }
@@ -424,8 +443,7 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     jb.col_chunk = SHARED_STRIP;
     int64_t row_panels = ceil_div(m, MR);
     if (threads > 1 && row_panels < 2 * 4 * (int64_t)threads) {
-        int64_t want = 4 * (int64_t)threads, panels = ceil_div(ceil_div(n, NR), want);
-        jb.col_chunk = NR * (panels < 1 ? 1 : panels > SHARED_STRIP / NR ? SHARED_STRIP / NR : panels);
+        jb.col_chunk = chunk_cols(ceil_div(ceil_div(n, NR), 4 * (int64_t)threads), SHARED_STRIP);
     }
     jb.n_col_chunks = ceil_div(n, jb.col_chunk);
     int64_t row_chunks = threads > 1 ? ceil_div(4 * (int64_t)threads, jb.n_col_chunks) : 1;

@@ -29,6 +29,10 @@ enum { MRT_SGEMM_MR = 8, MRT_SGEMM_NR = 48 };
 int64_t mrt_sgemm_packed_a_floats(int64_t m, int64_t k);
 int64_t mrt_sgemm_packed_b_floats(int64_t k, int64_t n);
 
+/* A 64-byte aligned buffer of n floats for packed operands kept by a kernel's prepare (free() it); fails naming
+   the node when it is larger than the allocation limit or can't be had. */
+mrt_status mrt_sgemm_alloc_packed(const mrt_op_ctx *ctx, int64_t n, float **out);
+
 /* Pack A(i, kk) = a[i * rs + kk * cs] (a transposed operand is just other strides). */
 void mrt_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, float *dst);
 /* Pack B(kk, j) = b[kk * rs + j * cs]. */
