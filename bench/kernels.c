@@ -216,6 +216,7 @@ static const kcase cases[] = {
      "axis=-1", UNIT_GBS, 2.0 * 4 * 512 * 768},
     {"add 1x256x56x56", "Add", 2, {4, 4}, {{1, 256, 56, 56}, {1, 256, 56, 56}}, {false, false}, "", UNIT_GBS,
      3.0 * 4 * 256 * 56 * 56},
+    {"sigmoid 1x256x56x56", "Sigmoid", 1, {4}, {{1, 256, 56, 56}}, {false}, "", UNIT_GBS, 2.0 * 4 * 256 * 56 * 56},
     {"relu 1x256x56x56", "Relu", 1, {4}, {{1, 256, 56, 56}}, {false}, "", UNIT_GBS, 2.0 * 4 * 256 * 56 * 56},
     {"maxpool 3x3/2 1x64x112x112", "MaxPool", 1, {4}, {{1, 64, 112, 112}}, {false},
      "kernel_shape=3:3,strides=2:2,pads=1:1:1:1", UNIT_GBS, 4.0 * 64 * (112 * 112 + 56 * 56)},

@@ -99,7 +99,9 @@ static void check_sweep(const char *name, vfn f, reffn ref, double bound)
 }
 
 Test(vmath, exp_sweep) { check_sweep("exp", mrt_vexp_f32, ref_exp, 2.0); }
-Test(vmath, sigmoid_sweep) { check_sweep("sigmoid", mrt_vsigmoid_f32, ref_sigmoid, 2.0); }
+/* sigmoid is computed in float with hi + lo pairs (vmath.c): measured 0.75 ulp at most (on a denormal result),
+   0.64 on normal ones; the bound holds it to within 1 ulp */
+Test(vmath, sigmoid_sweep) { check_sweep("sigmoid", mrt_vsigmoid_f32, ref_sigmoid, 1.0); }
 Test(vmath, tanh_sweep) { check_sweep("tanh", mrt_vtanh_f32, ref_tanh, 2.0); }
 Test(vmath, erf_sweep) { check_sweep("erf", mrt_verf_f32, ref_erf, 2.0); }
 Test(vmath, gelu_sweep) { check_sweep("gelu", mrt_vgelu_f32, ref_gelu, 2.0); }
