@@ -326,12 +326,17 @@ static void wide_tasks(void *arg, int64_t t0, int64_t t1)
     }
 }
 
-/* Narrow mode, first phase: pack B's panels into the shared buffer. */
-static void pack_b_panels(void *arg, int64_t q0, int64_t q1)
+/* Narrow mode, first phase: pack B's panels into the shared buffer, in pieces of PACK_K_PIECE rows of a panel
+   (a 7x7 image has two panels: split by panel only, one thread would pack 48 columns and the other 1). */
+enum { PACK_K_PIECE = 64 };
+static void pack_b_panels(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
-    for (int64_t q = q0; q < q1; q++)
-        pack_b_block(jb->b, 0, jb->k, q * NR, min64(jb->n, q * NR + NR), (float *)jb->bp + q * jb->k * NR);
+    int64_t pieces = ceil_div(jb->k, PACK_K_PIECE);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t q = t / pieces, k0 = t % pieces * PACK_K_PIECE, k1 = min64(jb->k, k0 + PACK_K_PIECE);
+        pack_b_block(jb->b, k0, k1, q * NR, min64(jb->n, q * NR + NR), (float *)jb->bp + q * jb->k * NR + k0 * NR);
+    }
 }
 
 /* Narrow mode: task t is a (row chunk, column chunk) tile of C over the shared packed B. */
@@ -436,7 +441,7 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
         jb.b_stride = n;
     } else {
         jb.bp = next;
-        mrt_parallel_for(ctx, ceil_div(n, NR), 1, pack_b_panels, &jb);
+        mrt_parallel_for(ctx, ceil_div(n, NR) * ceil_div(k, PACK_K_PIECE), 1, pack_b_panels, &jb);
     }
     /* Tasks split the rows first: row chunks of at least two panels, small enough for four tasks per thread, with
        column chunks of SHARED_STRIP. Splitting the columns of a short product instead scales badly: the
