@@ -9,19 +9,31 @@
  * for 7x7 planes. The accumulator columns [OW, Wq) are scratch and are dropped when the band is copied out.
  * The outputs are computed in register blocks of DW_VEC that run over all taps before being stored.
  *
- * Summation order (fixed, the same for every element, clone and thread count): acc = bias (0 without B), then
- * acc += w[kh][kw] * x_padded in (kh, kw) row-major order, in float, multiply then add (the build does not
- * contract to FMA). Padding taps are included as w * 0: the result differs from skipping them only in the sign
- * of a zero result and when a weight is inf/NaN (then, as in a zero-padded reference, the output is NaN).
+ * On CPUs with AVX-512 and strides of 1 or 2 a direct kernel replaces all this (dw_plane_direct): each output
+ * row is computed in 16-column vectors straight from the input rows, with masked loads standing in for the
+ * padding and a lane permute picking the even or odd columns for stride 2. No copies in or out: on MobileNetV2's
+ * and EfficientNet-B0's depthwise convs the copies cost as much as the taps.
+ *
+ * Summation order (fixed, the same for every element, kernel, clone and thread count): acc = bias (0 without
+ * B), then acc = fmaf(w[kh][kw], x_padded, acc) in (kh, kw) row-major order. fmaf is exact, so the baseline
+ * clone (libm's fmaf) and the vector kernels give the same bits. Padding taps are included as w * 0: the
+ * result differs from skipping them only in the sign of a zero result and when a weight is inf/NaN (then, as
+ * in a zero-padded reference, the output is NaN).
  *
  * A plane whose single output row does not fit the stack buffer (inputs thousands of columns wide) takes a
  * bounds-checked per-element loop with the same order and the same padding semantics. */
 #include "ops_cpu/conv_depthwise.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/simd.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define DW_HAVE_AVX512 1
+#endif
 
 /* GCC's unroll-and-jam (-O3) would fuse pairs of taps into one scalar loop over the block, which it then fails
    to vectorise (GCC 12: 3x slower); the block loop below is already the right shape. */
@@ -76,7 +88,7 @@ static int64_t band_floats(const dw_job *j, int64_t nb)
         for (int t = 0; t < ntaps; t++) {                                                                          \
             const float *s = src[t] + i0;                                                                          \
             float wv = wt[t];                                                                                      \
-            for (int j = 0; j < V; j++) a[j] += wv * s[j];                                                         \
+            for (int j = 0; j < V; j++) a[j] = fmaf(wv, s[j], a[j]);                                              \
         }                                                                                                          \
         for (int j = 0; j < V; j++) acc[i0 + j] = a[j];                                                            \
     } while (0)
@@ -174,7 +186,7 @@ static void dw_plane_checked(const dw_job *j, int64_t plane)
                 for (int64_t kw = 0; kw < j->KW; kw++) {
                     int64_t iw = ow * j->sw - j->pw + kw * j->dw;
                     float v = ih >= 0 && ih < j->H && iw >= 0 && iw < j->W ? xp[ih * j->W + iw] : 0.0f;
-                    a += wp[kh * j->KW + kw] * v;
+                    a = fmaf(wp[kh * j->KW + kw], v, a);
                 }
             }
             yr[ow] = a;
@@ -183,9 +195,143 @@ static void dw_plane_checked(const dw_job *j, int64_t plane)
     }
 }
 
+#ifdef DW_HAVE_AVX512
+enum {
+    DW_DIRECT_MAXKW = 16,  /* kernel widths whose load masks the direct kernel keeps */
+    DW_DIRECT_MAXW = 4096, /* input widths it takes: a padding row reads dw_zero_row */
+    DW_EP_GROUP = 4096,    /* outputs per epilogue call: in L1 still */
+};
+static const float dw_zero_row[DW_DIRECT_MAXW];
+
+/* Lanes i of a 16-lane load at input column c0 + i that lie in [0, W) */
+static inline __mmask16 dw_cols_mask(int64_t c0, int64_t W)
+{
+    int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0;
+    if (hi > 16) hi = 16;
+    if (lo >= hi) return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Output rows [oh0, oh1), columns [ow0, ow0 + 16 NV) (the last vector may be partial) of one plane, stride S
+   (1 or 2) along the row, R rows at a time so that R * NV fma chains are in flight (a 7x7 plane has one vector
+   per row). Each output vector is one fma chain over the taps in (kh, kw) order. Tap (kh, kw) of vector v reads
+   input columns c0 + S i, c0 = (ow0 + 16 v) S - pw + kw dw: for S = 2 two masked loads of 16 and a permute that
+   keeps the even lanes. The masks depend only on (kw, v): computed once per call. */
+#define DW_DIRECT(S, NV, R)                                                                                        \
+    __attribute__((target("avx512f"))) static void dw_direct_s##S##_##NV(                                          \
+        const dw_job *j, const float *xp, const float *wp, float *yp, int64_t oh0, int64_t oh1, int64_t ow0,       \
+        float bias_s)                                                                                              \
+    {                                                                                                              \
+        int64_t KH = j->KH, KW = j->KW, W = j->W, OW = j->OW;                                                      \
+        __mmask16 mk[DW_DIRECT_MAXKW][NV][S];                                                                      \
+        for (int64_t kw = 0; kw < KW; kw++)                                                                        \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                                   \
+                for (int h = 0; h < S; h++)                                                                        \
+                    mk[kw][v][h] = dw_cols_mask((ow0 + 16 * v) * S - j->pw + kw * j->dw + 16 * h, W);              \
+        int64_t left = OW - ow0 - 16 * (NV - 1);                                                                   \
+        __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);                          \
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);         \
+        for (int64_t oh = oh0; oh < oh1; oh += R) {                                                                \
+            int nr = oh1 - oh < R ? (int)(oh1 - oh) : R; /* rows past the end are computed and not stored */       \
+            __m512 acc[R][NV];                                                                                     \
+            const float *rows[R];                                                                                  \
+            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++)                                                    \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_set1_ps(bias_s);           \
+            for (int64_t kh = 0; kh < KH; kh++) {                                                                  \
+                const float *wr = wp + kh * KW;                                                                    \
+                _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                              \
+                    int64_t ih = (oh + r) * j->sh - j->ph + kh * j->dh;                                            \
+                    /* a padding row (or a row past the end) reads zeros: w * 0, as the reference */               \
+                    rows[r] = (ih >= 0 && ih < j->H && r < nr ? xp + ih * W : dw_zero_row) + (ow0 * S - j->pw);    \
+                }                                                                                                  \
+                for (int64_t kw = 0; kw < KW; kw++) {                                                              \
+                    __m512 wv = _mm512_set1_ps(wr[kw]);                                                            \
+                    _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                          \
+                        const float *rp = rows[r] + kw * j->dw;                                                    \
+                        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                     \
+                            __m512 xv = _mm512_maskz_loadu_ps(mk[kw][v][0], rp + 16 * S * v);                      \
+                            if (S == 2)                                                                            \
+                                xv = _mm512_permutex2var_ps(                                                       \
+                                    xv, even, _mm512_maskz_loadu_ps(mk[kw][v][S - 1], rp + 16 * S * v + 16));      \
+                            acc[r][v] = _mm512_fmadd_ps(wv, xv, acc[r][v]);                                        \
+                        }                                                                                          \
+                    }                                                                                              \
+                }                                                                                                  \
+            }                                                                                                      \
+            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) { /* a constant trip count: acc stays in registers */ \
+                if (r >= nr) break;                                                                                \
+                float *yr = yp + (oh + r) * OW + ow0;                                                              \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV - 1; v++) _mm512_storeu_ps(yr + 16 * v, acc[r][v]); \
+                _mm512_mask_storeu_ps(yr + 16 * (NV - 1), last, acc[r][NV - 1]);                                   \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+DW_DIRECT(1, 1, 4)
+DW_DIRECT(1, 2, 2)
+DW_DIRECT(1, 3, 1)
+DW_DIRECT(1, 4, 1)
+DW_DIRECT(2, 1, 4)
+DW_DIRECT(2, 2, 2)
+DW_DIRECT(2, 3, 1)
+DW_DIRECT(2, 4, 1)
+
+typedef void (*dw_direct_fn)(const dw_job *, const float *, const float *, float *, int64_t, int64_t, int64_t, float);
+static const dw_direct_fn dw_direct_fns[2][4] = {
+    {dw_direct_s1_1, dw_direct_s1_2, dw_direct_s1_3, dw_direct_s1_4},
+    {dw_direct_s2_1, dw_direct_s2_2, dw_direct_s2_3, dw_direct_s2_4},
+};
+
+/* One plane straight from the input (see the top of the file): groups of rows of about 4K outputs, each in
+   column blocks of up to 64, then (with_epilogue) the group's epilogue while it is still in L1. */
+static void dw_plane_direct(const dw_job *j, int64_t plane, bool with_epilogue)
+{
+    int64_t c = plane % j->C, OW = j->OW;
+    const float *xp = j->x + plane * j->H * j->W, *wp = j->w + c * j->KH * j->KW;
+    float *yp = j->y + plane * j->OH * OW, bias = j->b ? j->b[c] : 0.0f;
+    int64_t rows = OW >= 4096 ? 1 : 4096 / OW;
+    for (int64_t oh0 = 0; oh0 < j->OH; oh0 += rows) {
+        int64_t oh1 = oh0 + rows < j->OH ? oh0 + rows : j->OH;
+        for (int64_t ow0 = 0; ow0 < OW; ow0 += 64) {
+            int64_t nv = (OW - ow0 + 15) / 16;
+            dw_direct_fns[j->sw - 1][(nv > 4 ? 4 : nv) - 1](j, xp, wp, yp, oh0, oh1, ow0, bias);
+        }
+        float *ye = yp + oh0 * OW;
+        if (with_epilogue) mrt_epilogue_apply(j->ep, ye, (oh1 - oh0) * OW, c, ye - j->y);
+    }
+}
+
+static bool dw_direct_ok(const dw_job *j)
+{
+    static int avx512 = -1;
+    if (avx512 < 0) {
+        __builtin_cpu_init();
+        avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return avx512 && (j->sw == 1 || j->sw == 2) && j->KW <= DW_DIRECT_MAXKW && j->W <= DW_DIRECT_MAXW;
+}
+#endif
+
 static void dw_range(void *arg, int64_t begin, int64_t end)
 {
     const dw_job *j = arg;
+#ifdef DW_HAVE_AVX512
+    if (dw_direct_ok(j)) {
+        int64_t size = j->OH * j->OW;
+        if (size >= DW_EP_GROUP) {
+            for (int64_t pl = begin; pl < end; pl++) dw_plane_direct(j, pl, true);
+            return;
+        }
+        /* small planes (7x7, 14x14): the epilogue over several planes of one image at once */
+        for (int64_t p0 = begin, p1; p0 < end; p0 = p1) {
+            p1 = p0 + DW_EP_GROUP / size;
+            if (p1 > end) p1 = end;
+            if (p1 > (p0 / j->C + 1) * j->C) p1 = (p0 / j->C + 1) * j->C;
+            for (int64_t pl = p0; pl < p1; pl++) dw_plane_direct(j, pl, false);
+            mrt_epilogue_apply_rows(j->ep, j->y + p0 * size, p1 - p0, size, size, p0 % j->C, p0 * size);
+        }
+        return;
+    }
+#endif
     _Alignas(64) float scratch[DW_CAP];
     for (int64_t pl = begin; pl < end; pl++) {
         /* small planes: the fill's memsets cost more than the taps, so the padding is zeroed once per range */

@@ -42,29 +42,46 @@ static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, i
     }
 }
 
+/* One post-op over y[0..n) of channel c, at flat output index `at` */
+static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int64_t at)
+{
+    if (op->kind == MRT_POST_SIGMOID) {
+        mrt_vsigmoid_f32(y, y, n);
+    } else if (op->kind == MRT_POST_SILU) {
+        /* in blocks: the sigmoid needs a copy of x */
+        float s[256];
+        for (int64_t i = 0; i < n; i += 256) {
+            int64_t m = n - i < 256 ? n - i : 256;
+            mrt_vsigmoid_f32(s, y + i, m);
+            for (int64_t j = 0; j < m; j++) y[i + j] = y[i + j] * s[j];
+        }
+    } else {
+        post_simple(op, y, n, c, at);
+    }
+}
+
 void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, int64_t at)
 {
     if (!ep) return;
-    for (int k = 0; k < ep->n_ops; k++) {
-        const mrt_post_op *op = &ep->ops[k];
-        if (op->kind == MRT_POST_SIGMOID) {
-            mrt_vsigmoid_f32(y, y, n);
-        } else if (op->kind == MRT_POST_SILU) {
-            /* in blocks: the sigmoid needs a copy of x */
-            float s[256];
-            for (int64_t i = 0; i < n; i += 256) {
-                int64_t m = n - i < 256 ? n - i : 256;
-                mrt_vsigmoid_f32(s, y + i, m);
-                for (int64_t j = 0; j < m; j++) y[i + j] = y[i + j] * s[j];
-            }
-        } else {
-            post_simple(op, y, n, c, at);
-        }
-    }
+    for (int k = 0; k < ep->n_ops; k++) apply_op(&ep->ops[k], y, n, c, at);
 }
 
 void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols, int64_t ldc,
                              int64_t channel0, int64_t at0)
 {
-    for (int64_t r = 0; ep && r < rows; r++) mrt_epilogue_apply(ep, y + r * ldc, cols, channel0 + r, at0 + r * ldc);
+    if (!ep || rows <= 0 || cols <= 0) return;
+    if (rows == 1 || ldc != cols) {
+        for (int64_t r = 0; r < rows; r++) mrt_epilogue_apply(ep, y + r * ldc, cols, channel0 + r, at0 + r * ldc);
+        return;
+    }
+    /* Contiguous rows: op by op, each over the whole block unless it depends on the channel (BatchNormalization),
+       so that short rows (a 7x7 image's 49 results) do not pay a call and a vector tail per row and op. Every
+       element still gets the ops in the same order: the same bits. */
+    for (int k = 0; k < ep->n_ops; k++) {
+        const mrt_post_op *op = &ep->ops[k];
+        if (op->kind == MRT_POST_BATCHNORM)
+            for (int64_t r = 0; r < rows; r++) apply_op(op, y + r * cols, cols, channel0 + r, at0 + r * cols);
+        else
+            apply_op(op, y, rows * cols, channel0, at0);
+    }
 }

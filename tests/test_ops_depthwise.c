@@ -230,6 +230,7 @@ static void check_epilogue(th_rng *r, mrt_threadpool *tp, const dw_case *dc, con
             case MRT_POST_BATCHNORM: ed[i] = ed[i] * a[c] + bb[c]; break;
             case MRT_POST_ADD: ed[i] += od[i]; break;
             case MRT_POST_RELU: ed[i] = ed[i] < 0 ? 0 : ed[i]; break;
+            case MRT_POST_SILU: ed[i] = ed[i] / (1.0 + exp(-ed[i])); break;
             default: cr_assert_fail("unexpected post-op in the test");
             }
         }
@@ -254,10 +255,13 @@ Test(depthwise, fused_epilogue)
     mrt_epilogue relu = {1, {{.kind = MRT_POST_RELU}}};
     mrt_epilogue bn = {1, {{.kind = MRT_POST_BATCHNORM}}};
     mrt_epilogue chain = {3, {{.kind = MRT_POST_BATCHNORM}, {.kind = MRT_POST_ADD}, {.kind = MRT_POST_RELU}}};
+    /* EfficientNet's: small planes take it over several channels at once, BatchNormalization per channel */
+    mrt_epilogue bn_silu = {2, {{.kind = MRT_POST_BATCHNORM}, {.kind = MRT_POST_SILU}}};
     static const dw_case cases[] = {
         {2, 3, 9, 11, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         {1, 4, 14, 14, 5, 5, 2, 2, 1, 1, {1, 2, 2, 1}, true},
         {1, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true}, /* several bands */
+        {2, 40, 7, 7, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},    /* epilogue groups crossing images */
         {1, 2, 3, 7000, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},  /* the fallback */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -268,6 +272,8 @@ Test(depthwise, fused_epilogue)
         check_epilogue(&r, tp, &cases[i], &bn, label);
         label_of(&cases[i], "batchnorm+add+relu", label, sizeof label);
         check_epilogue(&r, tp, &cases[i], &chain, label);
+        label_of(&cases[i], "batchnorm+silu", label, sizeof label);
+        check_epilogue(&r, tp, &cases[i], &bn_silu, label);
     }
     mrt_threadpool_free(tp);
 }
