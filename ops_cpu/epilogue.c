@@ -19,10 +19,12 @@ static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, i
         break;
     }
     case MRT_POST_ADD_ROW: {
-        int64_t j = at % op->n_cols;
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = y[i] + op->other[j];
-            if (++j == op->n_cols) j = 0;
+        /* in runs that do not wrap around the row, so the loop vectorises */
+        for (int64_t i = 0, j = at % op->n_cols; i < n; j = 0) {
+            int64_t run = n - i < op->n_cols - j ? n - i : op->n_cols - j;
+            const float *o = op->other + j;
+            for (int64_t t = 0; t < run; t++) y[i + t] = y[i + t] + o[t];
+            i += run;
         }
         break;
     }

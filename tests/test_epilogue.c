@@ -1,0 +1,86 @@
+/* The fused epilogue applier (ops_cpu/epilogue.c), called directly: each post-op against its formula written out
+ * here, over spans that start mid-row and wrap around rows, and the block form (mrt_epilogue_apply_rows) giving
+ * the bits of the row-by-row form. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ops_cpu/epilogue.h"
+#include "ops_cpu/vmath.h"
+
+static float *alloc_f32(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
+
+/* ADD_ROW adds other[(at + i) % n_cols]: spans of every start and length up to three rows, so runs begin
+   mid-row, cross row ends and end mid-row. */
+Test(epilogue, add_row_spans_wrap_around_rows)
+{
+    enum { COLS = 37, ROWS = 4, N = COLS * ROWS };
+    th_rng r;
+    th_rng_init(&r, th_seed("epilogue.add_row"));
+    float base[N], bias[COLS], y[N];
+    for (int i = 0; i < N; i++) base[i] = (float)th_rng_uniform(&r, -2, 2);
+    for (int i = 0; i < COLS; i++) bias[i] = (float)th_rng_uniform(&r, -2, 2);
+    mrt_epilogue ep = {1, {{.kind = MRT_POST_ADD_ROW, .other = bias, .n_cols = COLS}}};
+    for (int at = 0; at < COLS + 3; at++)
+        for (int n = 0; at + n <= N && n <= 3 * COLS; n += 5) {
+            memcpy(y, base, sizeof y);
+            mrt_epilogue_apply(&ep, y + at, n, 0, at);
+            for (int i = 0; i < N; i++) {
+                float want = i >= at && i < at + n ? base[i] + bias[i % COLS] : base[i];
+                cr_assert(memcmp(&y[i], &want, sizeof want) == 0, "at %d n %d: y[%d] = %a, want %a", at, n, i,
+                          (double)y[i], (double)want);
+            }
+        }
+}
+
+/* On contiguous rows the block form runs op by op over the whole block (BatchNormalization per row); it must
+   give the bits of applying the whole chain row by row, for short rows (49: a 7x7 plane) and long ones. */
+Test(epilogue, block_form_matches_row_by_row)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("epilogue.block"));
+    const int64_t shapes[][2] = {{1, 49}, {40, 49}, {7, 300}, {3, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t rows = shapes[s][0], cols = shapes[s][1], n = rows * cols, ch0 = 3;
+        float *x = alloc_f32(n), *other = alloc_f32(n + 5), *y0 = alloc_f32(n), *y1 = alloc_f32(n);
+        double a[64], b[64];
+        for (int c = 0; c < 64; c++) {
+            a[c] = th_rng_uniform(&r, 0.5, 2);
+            b[c] = th_rng_uniform(&r, -1, 1);
+        }
+        for (int64_t i = 0; i < n; i++) x[i] = (float)th_rng_uniform(&r, -6, 6);
+        for (int64_t i = 0; i < n + 5; i++) other[i] = (float)th_rng_uniform(&r, -1, 1);
+        const mrt_epilogue chains[] = {
+            {2, {{.kind = MRT_POST_BATCHNORM, .a = a, .b = b}, {.kind = MRT_POST_SILU}}},
+            {3, {{.kind = MRT_POST_BATCHNORM, .a = a, .b = b}, {.kind = MRT_POST_ADD, .other = other},
+                 {.kind = MRT_POST_CLIP, .lo = -1.0f, .hi = 4.0f}}},
+            {2, {{.kind = MRT_POST_ADD_ROW, .other = other, .n_cols = cols}, {.kind = MRT_POST_SIGMOID}}},
+        };
+        for (size_t k = 0; k < sizeof chains / sizeof chains[0]; k++) {
+            memcpy(y0, x, (size_t)n * sizeof *x);
+            memcpy(y1, x, (size_t)n * sizeof *x);
+            /* at0 = 5: the ADD operand and the row vector are read from index 5 on */
+            for (int64_t row = 0; row < rows; row++)
+                mrt_epilogue_apply(&chains[k], y0 + row * cols, cols, ch0 + row, 5 + row * cols);
+            mrt_epilogue_apply_rows(&chains[k], y1, rows, cols, cols, ch0, 5);
+            cr_assert(memcmp(y0, y1, (size_t)n * sizeof *y0) == 0, "chain %zu, %lld x %lld: block != row by row", k,
+                      (long long)rows, (long long)cols);
+        }
+        /* and one chain against its formula: BatchNormalization then SiLU */
+        memcpy(y1, x, (size_t)n * sizeof *x);
+        mrt_epilogue_apply_rows(&chains[0], y1, rows, cols, cols, ch0, 5);
+        for (int64_t i = 0; i < n; i++) {
+            float v = (float)((double)x[i] * a[ch0 + i / cols] + b[ch0 + i / cols]), sg;
+            mrt_vsigmoid_f32(&sg, &v, 1);
+            float want = v * sg;
+            cr_assert(memcmp(&y1[i], &want, sizeof want) == 0, "BatchNormalization+SiLU at %lld: %a, want %a",
+                      (long long)i, (double)y1[i], (double)want);
+        }
+        free(x);
+        free(other);
+        free(y0);
+        free(y1);
+    }
+}
