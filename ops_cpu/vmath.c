@@ -1,11 +1,12 @@
 /* Float32 transcendental functions over arrays (see vmath.h).
  *
- * exp, tanh, erf and gelu compute each element in double from the float input and round to float once at the
+ * tanh, erf and gelu compute each element in double from the float input and round to float once at the
  * end. The double intermediate is accurate to about 1e-11 relative, far below float's half ulp (3e-8), so the
  * float result is the correctly rounded one except in rare near-halfway cases (then 1 ulp off): well within the
- * 2-ulp target, with no float-only error analysis to get wrong. sigmoid, the hot one (SiLU in every
- * EfficientNet block), is computed in float on twice the lanes, with hi + lo pairs where float alone would lose
- * bits: within 0.64 ulp on normal results (0.06% of them not correctly rounded), see mrt_vsigmoid_f32.
+ * 2-ulp target, with no float-only error analysis to get wrong. sigmoid and exp, the hot ones (SiLU in every
+ * EfficientNet block, Softmax in every attention layer), are computed in float on twice the lanes, with hi + lo
+ * pairs where float alone would lose bits: sigmoid within 0.64 ulp on normal results (0.06% of them not
+ * correctly rounded), exp within 0.75 ulp (tests/test_vmath.c).
  *
  * The loops are written for GCC's auto-vectorizer: no libm calls, no branches (clamps and selects are
  * ternaries that become blends), 2^n built from integer bits. MRT_VECTORIZE_CLONES compiles them for AVX-512,
@@ -97,16 +98,6 @@ static inline double select_d(bool c, double a, double b)
     return from_bits_d((bits_d(a) & m) | (bits_d(b) & ~m));
 }
 
-MRT_VECTORIZE_CLONES
-void mrt_vexp_f32(float *y, const float *x, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        /* below -104 the result rounds to 0, above 89 to inf (exp(104) is finite in double) */
-        double s, p = exp_parts(clamp_abs(x[i], 104.0f), &s);
-        y[i] = (float)(s + s * p);
-    }
-}
-
 /* c ? a : b for floats through an integer mask (see select_d) */
 static inline float select_f(bool c, float a, float b)
 {
@@ -114,8 +105,9 @@ static inline float select_f(bool c, float a, float b)
     return from_bits_f((bits_f(a) & m) | (bits_f(b) & ~m));
 }
 
-/* Float exp for the sigmoid, whose double version was a third of EfficientNet-B0's run: twice the lanes.
- * exp(x) = 2^n (m_hi + m_lo) for float x in [-104, 0], n = round(x / ln2). Cody-Waite reduction: LN2_HI has
+/* Float exp for the sigmoid (whose double version was a third of EfficientNet-B0's run) and mrt_vexp_f32:
+ * twice the lanes of double.
+ * exp(x) = 2^n (m_hi + m_lo) for float x in [-104, 89], n = round(x / ln2). Cody-Waite reduction: LN2_HI has
  * 16 significant bits, so r = x - n LN2_HI is exact, in [-0.35, 0.35]; the rest, c = -n LN2_LO (< 2.2e-4), is
  * applied as exp(r + c) = exp(r) (1 + expm1(c)). exp(r) = 1 + r + r^2 Q(r), Q of degree 4 fitted by
  * scripts/fit_expm1_f32.py (2^-28 relative). 1 + r is split exactly (Fast2Sum) and the small terms are added to
@@ -144,6 +136,25 @@ static inline float exp_parts_f(float x, float *m_lo, int32_t *n)
     float m_hi = h + l;
     *m_lo = (h - m_hi) + l;            /* renormalised: |l| < h */
     return m_hi;
+}
+
+/* exp in float (Softmax's, after subtracting the row maximum): x clamped to [-104, 89], where the results round
+   to 0 and to inf; 2^n split as in mrt_vsigmoid_f32 so denormal and overflowing results get their rounding in
+   the last multiply. In the normal range (m_hi + m_lo) 2^n is rounded once, by the fmaf. */
+MRT_VECTORIZE_CLONES
+void mrt_vexp_f32(float *y, const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        v = select_f(v < -104.0f, -104.0f, v); /* NaN passes both */
+        v = select_f(v > 89.0f, 89.0f, v);
+        float m_lo;
+        int32_t e;
+        float m_hi = exp_parts_f(v, &m_lo, &e);
+        int32_t e1 = e < -120 ? -120 : e > 120 ? 120 : e;
+        float s1 = from_bits_f((uint32_t)(e1 + 127) << 23), s2 = from_bits_f((uint32_t)(e - e1 + 127) << 23);
+        y[i] = fmaf(m_hi, s1, m_lo * s1) * s2;
+    }
 }
 
 /* sigmoid(x) = num / (1 + u) with u = exp(-|x|) in (0, 1] and num = u for x < 0, 1 otherwise: no cancellation

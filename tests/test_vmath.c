@@ -98,7 +98,8 @@ static void check_sweep(const char *name, vfn f, reffn ref, double bound)
     free(z);
 }
 
-Test(vmath, exp_sweep) { check_sweep("exp", mrt_vexp_f32, ref_exp, 2.0); }
+/* exp is computed in float like sigmoid: measured 0.75 ulp at most (on a denormal result) */
+Test(vmath, exp_sweep) { check_sweep("exp", mrt_vexp_f32, ref_exp, 1.0); }
 /* sigmoid is computed in float with hi + lo pairs (vmath.c): measured 0.75 ulp at most (on a denormal result),
    0.64 on normal ones; the bound holds it to within 1 ulp */
 Test(vmath, sigmoid_sweep) { check_sweep("sigmoid", mrt_vsigmoid_f32, ref_sigmoid, 1.0); }
