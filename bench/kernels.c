@@ -208,6 +208,7 @@ static const kcase cases[] = {
     CONV("conv resnet 3x3 256->256 14", 1, 256, 14, 14, 256, 3, 1, 1, 1),
     CONV("conv resnet 3x3 512->512 7", 1, 512, 7, 7, 512, 3, 1, 1, 1),
     CONV("conv mobilenet 1x1 32->192 112", 1, 32, 112, 112, 192, 1, 1, 0, 1),
+    CONV("conv mobilenet 1x1 16->96 112", 1, 16, 112, 112, 96, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 96->576 14", 1, 96, 14, 14, 576, 1, 1, 0, 1),
     CONV("conv depthwise 3x3 144 56", 1, 144, 56, 56, 144, 3, 1, 1, 144),
     CONV("conv depthwise 3x3 576 14", 1, 576, 14, 14, 576, 3, 1, 1, 576),
