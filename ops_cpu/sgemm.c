@@ -5,7 +5,8 @@
  *    block by block into its own scratch (for a Conv this is im2col, done in cache instead of through memory);
  *  - narrow B: B is packed once into shared scratch, then tasks split the rows and, when there are few rows, the
  *    columns.
- * Both advance each C element's chain in k order, K_BLOCK values at a time, so the bits never depend on them. */
+ * Both compute each C element's k blocks in order, each block's sum one fma chain from 0 added to C (see sgemm.h),
+ * so the bits never depend on them. */
 #include "ops_cpu/sgemm.h"
 
 #include <math.h>
@@ -23,7 +24,7 @@
 #define MR MRT_SGEMM_MR
 #define NR MRT_SGEMM_NR
 enum {
-    K_BLOCK = 256,       /* k values per pass: an A panel (8 KiB) stays in L1, a B block in L2 */
+    K_BLOCK = MRT_SGEMM_K_BLOCK, /* k values per pass: an A panel (8 KiB) stays in L1, a B block in L2 */
     STRIP = 4 * NR,      /* columns of a wide-B task, at most (fewer when that leaves too few tasks per thread) */
     SHARED_STRIP = 8 * NR /* columns of a narrow-B task */
 };
@@ -144,8 +145,9 @@ static void pack_b_block(const mrt_sgemm_b *b, int64_t k0, int64_t k1, int64_t j
 
 /* ------------------------------------------------------------------ register tiles */
 
-/* C[0:mr, 0:nr] = (load ? C : 0) + sum over kk < kc of a[kk][i] * b[kk][j] as one fma chain per element, then
-   + bias[i] when bias is given. a: MR floats per kk, b: NR floats per kk (64-byte aligned). */
+/* C[0:mr, 0:nr] = (load ? C + s : s), s = the sum over kk < kc (one k block) of a[kk][i] * b[kk][j] as one fma
+   chain per element from 0, then + bias[i] when bias is given. a: MR floats per kk, b: NR floats per kk (64-byte
+   aligned). */
 typedef void (*tile_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
                         const float *bias);
 
@@ -155,7 +157,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
 {
     float acc[MR][NR];
     for (int i = 0; i < MR; i++)
-        for (int j = 0; j < NR; j++) acc[i][j] = load && i < mr && j < nr ? c[i * ldc + j] : 0.0f;
+        for (int j = 0; j < NR; j++) acc[i][j] = 0.0f;
     for (int64_t kk = 0; kk < kc; kk++, a += MR, b += NR)
         for (int i = 0; i < MR; i++) {
             float ai = a[i];
@@ -163,7 +165,10 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         }
     for (int i = 0; i < mr; i++) {
         float bi = bias ? bias[i] : 0.0f;
-        for (int j = 0; j < nr; j++) c[i * ldc + j] = bias ? acc[i][j] + bi : acc[i][j];
+        for (int j = 0; j < nr; j++) {
+            float v = load ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+            c[i * ldc + j] = bias ? v + bi : v;
+        }
     }
 }
 
@@ -183,8 +188,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         }                                                                                                          \
         for (int i = 0; i < MR; i++)                                                                               \
             for (int v = 0; v < NV; v++)                                                                           \
-                acc[i][v] = load && i < mr ? _mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v)                  \
-                                           : _mm512_setzero_ps();                                                  \
+                acc[i][v] = _mm512_setzero_ps();                                                                   \
         for (int64_t kk = 0; kk < kc; kk++, a += MR, b += NR) {                                                    \
             __m512 bv[NV];                                                                                         \
             for (int v = 0; v < NV; v++) bv[v] = _mm512_load_ps(b + 16 * v);                                       \
@@ -195,7 +199,9 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         }                                                                                                          \
         for (int i = 0; i < mr; i++)                                                                               \
             for (int v = 0; v < NV; v++) {                                                                         \
-                __m512 r = bias ? _mm512_add_ps(acc[i][v], _mm512_set1_ps(bias[i])) : acc[i][v];                   \
+                __m512 r = load ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v), acc[i][v])   \
+                                : acc[i][v];                                                                       \
+                r = bias ? _mm512_add_ps(r, _mm512_set1_ps(bias[i])) : r;                                          \
                 _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                           \
             }                                                                                                      \
     }
@@ -319,17 +325,15 @@ static void cols_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j, i
     for (int64_t i0 = m0; i0 < m1; i0 += 4 * MR) {
         int panels = (int)min64(4, ceil_div(m1 - i0, MR));
         float acc[4][COLS_MAX][MR];
-        for (int p = 0; p < panels; p++)
-            for (int jj = 0; jj < nc; jj++)
-                for (int i = 0; i < MR; i++) {
-                    int64_t row = i0 + p * MR + i;
-                    acc[p][jj][i] = load && row < m1 ? o->c[row * o->ldc + j + jj] : 0.0f;
-                }
+        memset(acc, 0, sizeof acc); /* each block's chains start from 0 */
         cols(k1 - k0, jb->ap + (i0 / MR) * MR * jb->k + k0 * MR, MR * jb->k, panels, bp, bs, nc, acc);
         for (int64_t row = i0; row < min64(m1, i0 + 4 * MR); row++) {
             int p = (int)((row - i0) / MR), i = (int)((row - i0) % MR);
             float *c = o->c + row * o->ldc + j;
-            for (int jj = 0; jj < nc; jj++) c[jj] = last && o->bias ? acc[p][jj][i] + o->bias[row] : acc[p][jj][i];
+            for (int jj = 0; jj < nc; jj++) {
+                float v = load ? c[jj] + acc[p][jj][i] : acc[p][jj][i];
+                c[jj] = last && o->bias ? v + o->bias[row] : v;
+            }
         }
     }
 }
@@ -407,7 +411,11 @@ static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
         const mrt_sgemm_out *o = jb->out;
         for (int64_t t = t0; t < t1; t++) {
             int64_t m0 = t * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
-            cols_block(jb, m0, m1, 0, (int)jb->n, 0, jb->k, jb->bp, jb->b_stride, o->accumulate, true);
+            for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
+                int64_t k1 = min64(jb->k, k0 + K_BLOCK);
+                cols_block(jb, m0, m1, 0, (int)jb->n, k0, k1, jb->bp + k0 * jb->b_stride, jb->b_stride,
+                           o->accumulate || k0 > 0, k1 == jb->k);
+            }
             epilogue_rows(o, m0, m1, 0, jb->n);
         }
         return;

@@ -56,8 +56,14 @@ static void run_case(th_rng *r, const gcase *g, mrt_threadpool *pool, int thread
     mrt_sgemm_run(&ctx, g->m, g->n, g->k, ap, a, a_rs, a_cs, &bs, &out, ws);
     for (int64_t i = 0; i < g->m; i++)
         for (int64_t j = 0; j < g->n; j++) {
+            /* the contract (sgemm.h): per k block an fma chain from 0, block sums added in order */
             float acc = g->accumulate ? c0[i * g->n + j] : 0.0f;
-            for (int64_t kk = 0; kk < g->k; kk++) acc = fmaf(a_at(g, a, i, kk), b_at(g, b, kk, j), acc);
+            for (int64_t k0 = 0; k0 < g->k; k0 += MRT_SGEMM_K_BLOCK) {
+                float s = 0.0f;
+                for (int64_t kk = k0; kk < g->k && kk < k0 + MRT_SGEMM_K_BLOCK; kk++)
+                    s = fmaf(a_at(g, a, i, kk), b_at(g, b, kk, j), s);
+                acc = k0 == 0 && !g->accumulate ? s : acc + s;
+            }
             if (g->bias) acc = acc + bias[i];
             float got = c[i * g->n + j];
             cr_assert(memcmp(&got, &acc, sizeof got) == 0,
