@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install minirt's build and test dependencies from Debian's packages when any is missing (run as root).
-# With --models, also the Python tooling used to export the model tests (Debian's torch/torchvision, CPU).
+# With --models, also the Python tooling used to export the model tests (Debian's torch/torchvision, CPU) and
+# tools/dump_torch.py's onnx module.
 set -eu
 need=""
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
@@ -14,8 +15,8 @@ pkg-config --exists openblas 2>/dev/null || need="$need libopenblas-dev"
 pkg-config --exists criterion 2>/dev/null || need="$need libcriterion-dev"
 [ -f /usr/include/onnx/onnx.proto ] || need="$need libonnx-dev"
 if [ "${1:-}" = "--models" ]; then
-    /usr/bin/python3 -c "import torch, torchvision, numpy" >/dev/null 2>&1 ||
-        need="$need python3-torch python3-torchvision python3-numpy"
+    /usr/bin/python3 -c "import torch, torchvision, numpy, onnx" >/dev/null 2>&1 ||
+        need="$need python3-torch python3-torchvision python3-numpy python3-onnx"
 fi
 if [ -n "$need" ]; then
     echo "installing:$need"

@@ -248,3 +248,22 @@ Test(diff, clean_model_has_no_divergence_against_fp64)
     char *argv[] = {"diff", (char *)model_path(), "--input", (char *)input_path(), "--against", "fp64"};
     cr_assert_eq(cmd_diff(6, argv), MRT_EXIT_OK, "float32 stays within 1e-4 of the float64 oracle node by node");
 }
+
+/* A reference whose tensor names match no node output (a dump named by module, not by ONNX value) must not pass:
+   diff fails and says nothing was compared. */
+Test(diff, reference_matching_no_node_fails)
+{
+    char *dir = make_temp_dir(), ref[600], npy[700], json[600];
+    snprintf(ref, sizeof ref, "%s/ref", dir);
+    snprintf(npy, sizeof npy, "mkdir -p '%s' && cp '%s' '%s/torch:stem.npy'", ref, input_path(), ref);
+    cr_assert_eq(system(npy), 0);
+    snprintf(json, sizeof json, "%s/diff.json", dir);
+    char in_arg[512];
+    snprintf(in_arg, sizeof in_arg, "%s", input_path());
+    char *argv[] = {"diff", (char *)model_path(), "--input", in_arg, "--against", ref, "--json", json};
+    int rc = cmd_diff((int)(sizeof argv / sizeof argv[0]), argv);
+    cr_assert_eq(rc, MRT_EXIT_ERROR, "a diff that compared nothing exits 1");
+    FILE *f = fopen(json, "r");
+    cr_assert_null(f, "and writes no report that could be read as a pass");
+    free(dir);
+}

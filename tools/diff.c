@@ -262,6 +262,16 @@ int cmd_diff(int argc, char **argv)
     }
     printf("reference: %s; tolerance atol %g rtol %g; %d of %d node outputs matched by name\n", against, tol.atol,
            tol.rtol, compared, chained.n_order);
+    if (compared == 0) {
+        /* "no node exceeds tolerance" would then be a pass that checked nothing */
+        cli_error("no node output of the model has a tensor of the same name in '%s' (%d tensors%s%s%s): nothing was "
+                  "compared. Dumps name tensors by ONNX value: minirt --dump-all, tools/dump_ort.py, and "
+                  "tools/dump_torch.py --onnx (which needs the onnx Python module)",
+                  against, reference->n, reference->n ? ", e.g. '" : "", reference->n ? reference->names[0] : "",
+                  reference->n ? "'" : "");
+        rc = MRT_EXIT_ERROR;
+        goto done;
+    }
     printf("(rel = relative error over the elements whose absolute error exceeds atol; abs = max absolute error)\n");
     printf("%-4s %-32s %-18s %-12s %-12s %-12s %s\n", "#", "node", "op", "chained rel", "local rel", "local abs", "");
     for (int i = 0; i < n_rows; i++) {

@@ -42,7 +42,9 @@ def onnx_names(onnx_path):
     try:
         import onnx
     except ImportError:
-        return {}
+        # without the names, `minirt diff` would match nothing: say so instead of writing an unusable dump
+        sys.exit(f"dump_torch.py: --onnx needs the onnx Python module, which {sys.executable} lacks "
+                 "(pip install onnx, or point PYTHONPATH at a site-packages that has it)")
     g = onnx.load(onnx_path, load_external_data=False).graph
     last = {}
     for node in g.node:
