@@ -309,6 +309,135 @@ static bool dw_direct_ok(const dw_job *j)
     }
     return avx512 && (j->sw == 1 || j->sw == 2) && j->KW <= DW_DIRECT_MAXKW && j->W <= DW_DIRECT_MAXW;
 }
+/* ---- small planes (7x7, 14x14): 16 channels per vector. A row of 7 or 14 fills a vector badly and each plane
+   pays its own setup; here a block of 16 channels is copied, zero-padded, into scratch laid out [row][col][channel],
+   every output position is one vector of 16 channels, and the results are copied back to the channels' planes.
+   The same fmaf chain per output as the other paths: bias, then the taps in (kh, kw) order, padding as w * 0. */
+enum {
+    DW_CH = 16,            /* channels per block: one AVX-512 vector */
+    DW_CH_MAXOUT = 256,    /* output positions per plane (16x16) */
+    DW_CH_MAXIN = 512,     /* padded input positions per plane */
+    DW_CH_MAXTAPS = 64,    /* kernel taps (8x8) */
+    DW_CH_POS = 4,         /* output positions in flight: independent fma chains */
+};
+
+typedef struct dw_ch_geom {
+    int64_t Hp, Wp; /* the padded input rows and columns the outputs read */
+} dw_ch_geom;
+
+static dw_ch_geom dw_ch_geometry(const dw_job *j)
+{
+    dw_ch_geom g = {(j->OH - 1) * j->sh + (j->KH - 1) * j->dh + 1, (j->OW - 1) * j->sw + (j->KW - 1) * j->dw + 1};
+    return g;
+}
+
+static bool dw_channels_ok(const dw_job *j)
+{
+    dw_ch_geom g = dw_ch_geometry(j);
+    return dw_direct_ok(j) && j->OH * j->OW <= DW_CH_MAXOUT && g.Hp * g.Wp <= DW_CH_MAXIN &&
+           j->KH * j->KW <= DW_CH_MAXTAPS && j->KH * j->KW > 0;
+}
+
+/* In-register transpose of 16 rows of 16 floats: afterwards r[dw_tr_perm[c]] holds column c (lane i = row i). */
+static const int dw_tr_perm[16] = {0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15};
+__attribute__((target("avx512f"))) static inline void dw_transpose16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4)
+        for (int h = 0; h < 2; h++) {
+            __m512d a = _mm512_castps_pd(t[i + h]), b = _mm512_castps_pd(t[i + h + 2]);
+            r[i + h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+            r[i + h + 2] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        }
+    for (int i = 0; i < 16; i += 8)
+        for (int h = 0; h < 4; h++) {
+            t[i + h] = _mm512_shuffle_f32x4(r[i + h], r[i + h + 4], 0x88);
+            t[i + h + 4] = _mm512_shuffle_f32x4(r[i + h], r[i + h + 4], 0xDD);
+        }
+    for (int h = 0; h < 8; h++) {
+        r[h] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0x88);
+        r[h + 8] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0xDD);
+    }
+}
+
+/* Task t: image t / blocks, channels [16 (t % blocks), +16) */
+__attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int64_t t0, int64_t t1)
+{
+    const dw_job *j = arg;
+    dw_ch_geom g = dw_ch_geometry(j);
+    int64_t blocks = (j->C + DW_CH - 1) / DW_CH, ohw = j->OH * j->OW, taps = j->KH * j->KW;
+    _Alignas(64) float xs[DW_CH_MAXIN * DW_CH], acc[DW_CH_MAXOUT * DW_CH], wt[DW_CH_MAXTAPS * DW_CH], bs[DW_CH];
+    /* tap t's offset in xs, in vectors */
+    int64_t toff[DW_CH_MAXTAPS];
+    for (int64_t kh = 0; kh < j->KH; kh++)
+        for (int64_t kw = 0; kw < j->KW; kw++) toff[kh * j->KW + kw] = kh * j->dh * g.Wp + kw * j->dw;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t img = t / blocks, c0 = t % blocks * DW_CH, nc = j->C - c0 < DW_CH ? j->C - c0 : DW_CH;
+        /* the padded block: zeros, then the input's cells, channel innermost (16 channel rows at a time,
+           transposed in registers) */
+        memset(xs, 0, (size_t)(g.Hp * g.Wp * DW_CH) * sizeof(float));
+        const float *xb = j->x + (img * j->C + c0) * j->H * j->W;
+        for (int64_t ih = j->ph > 0 ? 0 : -j->ph; ih < j->H && ih + j->ph < g.Hp; ih++)
+            for (int64_t iw0 = 0; iw0 < j->W; iw0 += DW_CH) {
+                int64_t cols = j->W - iw0 < DW_CH ? j->W - iw0 : DW_CH;
+                __mmask16 m = (__mmask16)((1u << cols) - 1u);
+                __m512 r[DW_CH];
+                for (int ch = 0; ch < DW_CH; ch++)
+                    r[ch] = ch < nc ? _mm512_maskz_loadu_ps(m, xb + (ch * j->H + ih) * j->W + iw0) : _mm512_setzero_ps();
+                dw_transpose16(r);
+                for (int64_t q = 0; q < cols; q++) {
+                    int64_t xq = iw0 + q + j->pw; /* the padded column */
+                    if (xq >= 0 && xq < g.Wp) _mm512_store_ps(xs + ((ih + j->ph) * g.Wp + xq) * DW_CH, r[dw_tr_perm[q]]);
+                }
+            }
+        memset(wt, 0, (size_t)(taps * DW_CH) * sizeof(float));
+        for (int64_t ch = 0; ch < nc; ch++) {
+            for (int64_t k = 0; k < taps; k++) wt[k * DW_CH + ch] = j->w[(c0 + ch) * taps + k];
+            bs[ch] = j->b ? j->b[c0 + ch] : 0.0f;
+        }
+        for (int64_t ch = nc; ch < DW_CH; ch++) bs[ch] = 0.0f;
+        __m512 bias = _mm512_load_ps(bs);
+        for (int64_t oh = 0; oh < j->OH; oh++) {
+            const float *row = xs + oh * j->sh * g.Wp * DW_CH;
+            float *ar = acc + oh * j->OW * DW_CH;
+            int64_t ow = 0;
+            for (; ow + DW_CH_POS <= j->OW; ow += DW_CH_POS) {
+                __m512 a[DW_CH_POS];
+                for (int p = 0; p < DW_CH_POS; p++) a[p] = bias;
+                for (int64_t k = 0; k < taps; k++) {
+                    __m512 wv = _mm512_load_ps(wt + k * DW_CH);
+                    const float *src = row + (ow * j->sw + toff[k]) * DW_CH;
+                    for (int p = 0; p < DW_CH_POS; p++)
+                        a[p] = _mm512_fmadd_ps(wv, _mm512_load_ps(src + p * j->sw * DW_CH), a[p]);
+                }
+                for (int p = 0; p < DW_CH_POS; p++) _mm512_store_ps(ar + (ow + p) * DW_CH, a[p]);
+            }
+            for (; ow < j->OW; ow++) {
+                __m512 a = bias;
+                for (int64_t k = 0; k < taps; k++)
+                    a = _mm512_fmadd_ps(_mm512_load_ps(wt + k * DW_CH),
+                                        _mm512_load_ps(row + (ow * j->sw + toff[k]) * DW_CH), a);
+                _mm512_store_ps(ar + ow * DW_CH, a);
+            }
+        }
+        /* back to the channels' planes, 16 positions at a time */
+        float *y0 = j->y + (img * j->C + c0) * ohw;
+        for (int64_t p0 = 0; p0 < ohw; p0 += DW_CH) {
+            int64_t np = ohw - p0 < DW_CH ? ohw - p0 : DW_CH;
+            __mmask16 m = (__mmask16)((1u << np) - 1u);
+            __m512 r[DW_CH];
+            for (int q = 0; q < DW_CH; q++) r[q] = q < np ? _mm512_load_ps(acc + (p0 + q) * DW_CH) : _mm512_setzero_ps();
+            dw_transpose16(r);
+            for (int64_t ch = 0; ch < nc; ch++) _mm512_mask_storeu_ps(y0 + ch * ohw + p0, m, r[dw_tr_perm[ch]]);
+        }
+        mrt_epilogue_apply_rows(j->ep, y0, nc, ohw, ohw, c0, y0 - j->y);
+    }
+}
+
 #endif
 
 static void dw_range(void *arg, int64_t begin, int64_t end)
@@ -379,5 +508,12 @@ void mrt_depthwise2d_f32(const mrt_op_ctx *ctx, const mrt_conv_params *p, const 
     /* about 64K multiply-adds per task: enough to amortise the hand-off, small enough to balance */
     int64_t work = j.OH * j.OW * (j.KH * j.KW > 0 ? j.KH * j.KW : 1);
     int64_t grain = work >= 65536 ? 1 : 65536 / work;
+#ifdef DW_HAVE_AVX512
+    if (dw_channels_ok(&j)) {
+        int64_t blocks = p->n * ((p->c + DW_CH - 1) / DW_CH);
+        mrt_parallel_for(ctx, blocks, blocks * DW_CH * work >= 2 * 65536 ? 1 : blocks, dw_channels_range, &j);
+        return;
+    }
+#endif
     mrt_parallel_for(ctx, planes, grain, dw_range, &j);
 }
