@@ -309,6 +309,7 @@ static bool dw_direct_ok(const dw_job *j)
     }
     return avx512 && (j->sw == 1 || j->sw == 2) && j->KW <= DW_DIRECT_MAXKW && j->W <= DW_DIRECT_MAXW;
 }
+
 /* ---- small planes (7x7, 14x14): 16 channels per vector. A row of 7 or 14 fills a vector badly and each plane
    pays its own setup; here a block of 16 channels is copied, zero-padded, into scratch laid out [row][col][channel],
    every output position is one vector of 16 channels, and the results are copied back to the channels' planes.
@@ -387,11 +388,12 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
                 __mmask16 m = (__mmask16)((1u << cols) - 1u);
                 __m512 r[DW_CH];
                 for (int ch = 0; ch < DW_CH; ch++)
-                    r[ch] = ch < nc ? _mm512_maskz_loadu_ps(m, xb + (ch * j->H + ih) * j->W + iw0) : _mm512_setzero_ps();
+                    r[ch] = ch < nc ? _mm512_maskz_loadu_ps(m, xb + (ch * j->H + ih) * j->W + iw0)
+                                    : _mm512_setzero_ps();
                 dw_transpose16(r);
                 for (int64_t q = 0; q < cols; q++) {
-                    int64_t xq = iw0 + q + j->pw; /* the padded column */
-                    if (xq >= 0 && xq < g.Wp) _mm512_store_ps(xs + ((ih + j->ph) * g.Wp + xq) * DW_CH, r[dw_tr_perm[q]]);
+                    int64_t xq = iw0 + q + j->pw; /* the padded column (pw >= 0: never below 0) */
+                    if (xq < g.Wp) _mm512_store_ps(xs + ((ih + j->ph) * g.Wp + xq) * DW_CH, r[dw_tr_perm[q]]);
                 }
             }
         memset(wt, 0, (size_t)(taps * DW_CH) * sizeof(float));
@@ -430,7 +432,8 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
             int64_t np = ohw - p0 < DW_CH ? ohw - p0 : DW_CH;
             __mmask16 m = (__mmask16)((1u << np) - 1u);
             __m512 r[DW_CH];
-            for (int q = 0; q < DW_CH; q++) r[q] = q < np ? _mm512_load_ps(acc + (p0 + q) * DW_CH) : _mm512_setzero_ps();
+            for (int q = 0; q < DW_CH; q++)
+                r[q] = q < np ? _mm512_load_ps(acc + (p0 + q) * DW_CH) : _mm512_setzero_ps();
             dw_transpose16(r);
             for (int64_t ch = 0; ch < nc; ch++) _mm512_mask_storeu_ps(y0 + ch * ohw + p0, m, r[dw_tr_perm[ch]]);
         }
