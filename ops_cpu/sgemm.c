@@ -189,6 +189,9 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         for (int i = 0; i < MR; i++)                                                                               \
             for (int v = 0; v < NV; v++)                                                                           \
                 acc[i][v] = _mm512_setzero_ps();                                                                   \
+        if (load) /* C is added after the k loop: have it in L1 by then */                                        \
+            for (int i = 0; i < mr; i++)                                                                           \
+                for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);      \
         for (int64_t kk = 0; kk < kc; kk++, a += MR, b += NR) {                                                    \
             __m512 bv[NV];                                                                                         \
             for (int v = 0; v < NV; v++) bv[v] = _mm512_load_ps(b + 16 * v);                                       \
