@@ -268,12 +268,12 @@ static inline __mmask16 dw_cols_mask(int64_t c0, int64_t W)
     }
 DW_DIRECT(1, 1, 4)
 DW_DIRECT(1, 2, 2)
-DW_DIRECT(1, 3, 1)
-DW_DIRECT(1, 4, 1)
+DW_DIRECT(1, 3, 2)
+DW_DIRECT(1, 4, 2)
 DW_DIRECT(2, 1, 4)
 DW_DIRECT(2, 2, 2)
-DW_DIRECT(2, 3, 1)
-DW_DIRECT(2, 4, 1)
+DW_DIRECT(2, 3, 2)
+DW_DIRECT(2, 4, 2)
 
 typedef void (*dw_direct_fn)(const dw_job *, const float *, const float *, float *, int64_t, int64_t, int64_t, float);
 static const dw_direct_fn dw_direct_fns[2][4] = {
