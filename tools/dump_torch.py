@@ -44,7 +44,8 @@ def onnx_names(onnx_path):
     except ImportError:
         # without the names, `minirt diff` would match nothing: say so instead of writing an unusable dump
         sys.exit(f"dump_torch.py: --onnx needs the onnx Python module, which {sys.executable} lacks "
-                 "(Debian: apt-get install python3-onnx, as scripts/install-deps.sh --models does; else pip install onnx)")
+                 "(Debian: apt-get install python3-onnx, as scripts/install-deps.sh --models does; "
+                 "else pip install onnx)")
     g = onnx.load(onnx_path, load_external_data=False).graph
     last = {}
     for node in g.node:
