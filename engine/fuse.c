@@ -48,7 +48,7 @@ static bool is_const(const mrt_exec *e, int v) { return v >= 0 && e->state[v] ==
 
 /* BatchNormalization in inference mode on x (output 0 only, per-channel constants): its A and B, computed as
    ops_cpu/norm.c computes them. */
-static bool bn_link(const mrt_exec *e, const mrt_step *st, int x, int64_t channels, double **coef)
+static bool bn_link(const mrt_exec *e, const mrt_step *st, int x, int64_t channels, mrt_bn_coef **coef)
 {
     const mrt_node *nd = &e->graph->nodes[st->node];
     if (!is_op(nd, "BatchNormalization") || nd->n_inputs != 5 || nd->inputs[0] != x) return false;
@@ -66,14 +66,14 @@ static bool bn_link(const mrt_exec *e, const mrt_step *st, int x, int64_t channe
         if (!is_const(e, v) || e->vals[v].kind != MRT_VALUE_TENSOR || mrt_tensor_numel(&e->vals[v].tensor) != channels)
             return false;
     }
-    double *c = malloc((size_t)(2 * channels) * sizeof *c);
+    mrt_bn_coef *c = malloc((size_t)channels * sizeof *c);
     if (!c) return false;
     for (int64_t k = 0; k < channels; k++) {
         const mrt_tensor *scale = &e->vals[nd->inputs[1]].tensor, *bias = &e->vals[nd->inputs[2]].tensor;
         const mrt_tensor *mean = &e->vals[nd->inputs[3]].tensor, *var = &e->vals[nd->inputs[4]].tensor;
         double a = mrt_load_f64(scale->dtype, scale->data, k) / sqrt(mrt_load_f64(var->dtype, var->data, k) + eps);
-        c[k] = a;
-        c[channels + k] = mrt_load_f64(bias->dtype, bias->data, k) - mrt_load_f64(mean->dtype, mean->data, k) * a;
+        double b = mrt_load_f64(bias->dtype, bias->data, k) - mrt_load_f64(mean->dtype, mean->data, k) * a;
+        c[k] = mrt_bn_coef_make(a, b);
     }
     *coef = c;
     return true;
@@ -182,13 +182,12 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
             stage = AT_ADD;
             joined = true;
         } else if (conv && stage == AT_BN && is_op(rn, "BatchNormalization")) {
-            double *coef;
+            mrt_bn_coef *coef;
             if (!bn_link(e, &e->steps[r], x, channels, &coef)) break;
             free(f->coef); /* at most one BN per chain: stage moves on */
             f->coef = coef;
             add_op(f, MRT_POST_BATCHNORM);
-            f->ep.ops[f->ep.n_ops - 1].a = coef;
-            f->ep.ops[f->ep.n_ops - 1].b = coef + channels;
+            f->ep.ops[f->ep.n_ops - 1].bn = coef;
             stage = AT_ADD;
             joined = true;
         } else if (stage <= AT_ADD && is_op(rn, "Add") && rn->n_inputs == 2) {

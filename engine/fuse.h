@@ -11,7 +11,7 @@ typedef struct mrt_fusion {
     mrt_epilogue ep;
     int out_value;
     int other_value[MRT_MAX_POST_OPS]; /* per op: the ADD operand's value, else -1 */
-    double *coef;                      /* BatchNormalization multipliers and addends (owned) */
+    mrt_bn_coef *coef;                 /* BatchNormalization's, per channel (owned) */
 } mrt_fusion;
 
 /* Find the chains among e's planned steps and mark them: the producer gets step->fusion, the absorbed steps

@@ -9,8 +9,8 @@ static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, i
 {
     switch (op->kind) {
     case MRT_POST_BATCHNORM: {
-        double a = op->a[c], b = op->b[c];
-        for (int64_t i = 0; i < n; i++) y[i] = (float)((double)y[i] * a + b);
+        mrt_bn_coef k = op->bn[c];
+        for (int64_t i = 0; i < n; i++) y[i] = mrt_bn_apply_f32(y[i], k);
         break;
     }
     case MRT_POST_ADD: {

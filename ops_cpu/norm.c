@@ -1,11 +1,13 @@
 /* CPU kernels: BatchNormalization 1-15 (inference, and training_mode=1 from 14), InstanceNormalization
  * 1/6/22, LayerNormalization 17, GroupNormalization 18/21, RMSNormalization 23, LpNormalization 1/22,
  * MeanVarianceNormalization 9/13, LRN 1/13. All compute in double (statistics by two passes: mean, then
- * squared deviations), whatever stash_type asks for, and round on store. */
+ * squared deviations), whatever stash_type asks for, and round on store; but float32 BatchNormalization, the hot
+ * one in CNNs, applies its double coefficients as float pairs (mrt_bn_apply_f32, within 1.25 ulp). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/epilogue.h"
 #include "engine/opdef/norm.h"
 #include "engine/registry.h"
 #include "ops_cpu/reduce.h"
@@ -38,16 +40,17 @@ static mrt_status moments(mrt_dtype dt, int rank, const int64_t *shape, const vo
 /* ------------------------------------------------------------------ BatchNormalization */
 
 
-/* y = x * A[c] + B[c] over [n, c, s] float tensors, computed in double as the generic path does (the same
-   bits), without its per-chunk conversions; compiled for AVX-512/AVX2 too (ops_cpu/simd.h). In place is fine. */
+/* y = x * A[c] + B[c] over [n, c, s] float tensors, by the float formula fused BatchNormalization uses
+   (mrt_bn_apply_f32, engine/epilogue.h: the same bits); compiled for AVX-512/AVX2 too (ops_cpu/simd.h). In place
+   is fine. */
 typedef struct affine_job {
     const float *x;
     float *y;
     int64_t c, s;
-    const double *A, *B;
+    const mrt_bn_coef *k;
 } affine_job;
 
-/* planes [p0, p1) of the [n * c, s] view; the formula is the one ops_cpu/epilogue.c repeats for fused BN */
+/* planes [p0, p1) of the [n * c, s] view */
 MRT_VECTORIZE_CLONES
 static void affine_channels_f32(void *arg, int64_t p0, int64_t p1)
 {
@@ -56,8 +59,8 @@ static void affine_channels_f32(void *arg, int64_t p0, int64_t p1)
     for (int64_t pl = p0; pl < p1; pl++) {
         const float *xr = j->x + pl * s;
         float *yr = j->y + pl * s;
-        double a = j->A[pl % j->c], b = j->B[pl % j->c];
-        for (int64_t e = 0; e < s; e++) yr[e] = (float)((double)xr[e] * a + b);
+        mrt_bn_coef k = j->k[pl % j->c];
+        for (int64_t e = 0; e < s; e++) yr[e] = mrt_bn_apply_f32(xr[e], k);
     }
 }
 
@@ -99,15 +102,17 @@ static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
             A[k] = scale[k] / sqrt(var[k] + eps);
             B[k] = bias[k] - mean[k] * A[k];
         }
-        if (x->dtype == MRT_DTYPE_FLOAT && y->dtype == MRT_DTYPE_FLOAT)
-        {
+        if (x->dtype == MRT_DTYPE_FLOAT && y->dtype == MRT_DTYPE_FLOAT) {
+            /* the float pairs go where the batch statistics were (no longer needed) */
+            mrt_bn_coef *k = (mrt_bn_coef *)(p + 6 * c);
+            for (int64_t i = 0; i < c; i++) k[i] = mrt_bn_coef_make(A[i], B[i]);
             /* planes are independent (each element from its own x and its channel's A, B): split them over
                the session's threads, at least ~16K elements per range */
-            affine_job j = {x->data, y->data, c, s, A, B};
+            affine_job j = {x->data, y->data, c, s, k};
             mrt_parallel_for(ctx, n * c, s > 0 && s < 16384 ? 16384 / s : 1, affine_channels_f32, &j);
-        }
-        else
+        } else {
             mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
+        }
     }
     return st;
 }

@@ -1,6 +1,6 @@
 /* The fused epilogue applier (ops_cpu/epilogue.c), called directly: each post-op against its formula written out
  * here, over spans that start mid-row and wrap around rows, and the block form (mrt_epilogue_apply_rows) giving
- * the bits of the row-by-row form. */
+ * the bits of the row-by-row form; and BatchNormalization's float-pair formula against exact arithmetic. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -45,16 +45,13 @@ Test(epilogue, block_form_matches_row_by_row)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t rows = shapes[s][0], cols = shapes[s][1], n = rows * cols, ch0 = 3;
         float *x = alloc_f32(n), *other = alloc_f32(n + 5), *y0 = alloc_f32(n), *y1 = alloc_f32(n);
-        double a[64], b[64];
-        for (int c = 0; c < 64; c++) {
-            a[c] = th_rng_uniform(&r, 0.5, 2);
-            b[c] = th_rng_uniform(&r, -1, 1);
-        }
+        mrt_bn_coef bn[64];
+        for (int c = 0; c < 64; c++) bn[c] = mrt_bn_coef_make(th_rng_uniform(&r, 0.5, 2), th_rng_uniform(&r, -1, 1));
         for (int64_t i = 0; i < n; i++) x[i] = (float)th_rng_uniform(&r, -6, 6);
         for (int64_t i = 0; i < n + 5; i++) other[i] = (float)th_rng_uniform(&r, -1, 1);
         const mrt_epilogue chains[] = {
-            {2, {{.kind = MRT_POST_BATCHNORM, .a = a, .b = b}, {.kind = MRT_POST_SILU}}},
-            {3, {{.kind = MRT_POST_BATCHNORM, .a = a, .b = b}, {.kind = MRT_POST_ADD, .other = other},
+            {2, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_SILU}}},
+            {3, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_ADD, .other = other},
                  {.kind = MRT_POST_CLIP, .lo = -1.0f, .hi = 4.0f}}},
             {2, {{.kind = MRT_POST_ADD_ROW, .other = other, .n_cols = cols}, {.kind = MRT_POST_SIGMOID}}},
         };
@@ -72,7 +69,8 @@ Test(epilogue, block_form_matches_row_by_row)
         memcpy(y1, x, (size_t)n * sizeof *x);
         mrt_epilogue_apply_rows(&chains[0], y1, rows, cols, cols, ch0, 5);
         for (int64_t i = 0; i < n; i++) {
-            float v = (float)((double)x[i] * a[ch0 + i / cols] + b[ch0 + i / cols]), sg;
+            const mrt_bn_coef *k = &bn[ch0 + i / cols];
+            float v = fmaf(x[i], k->a_hi, k->b_hi) + fmaf(x[i], k->a_lo, k->b_lo), sg;
             mrt_vsigmoid_f32(&sg, &v, 1);
             float want = v * sg;
             cr_assert(memcmp(&y1[i], &want, sizeof want) == 0, "BatchNormalization+SiLU at %lld: %a, want %a",
@@ -83,4 +81,44 @@ Test(epilogue, block_form_matches_row_by_row)
         free(y0);
         free(y1);
     }
+}
+
+/* mrt_bn_apply_f32 (engine/epilogue.h) against x * A + B in long double (64-bit significand: x * A is off by
+   2^-64 relative at most). Bounds by construction: 0.5 ulp for each of its two roundings, plus A's and B's 2^-48,
+   so 1.5 ulp where the result keeps its magnitude (1.25 seen) and 2^-23 (|x A| + |B|) anywhere; a single
+   fmaf(x, (float)A, (float)B) breaks the first. A quarter of the cases put x near -B / A: cancellation. */
+Test(epilogue, batchnorm_pairs_within_their_bounds)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("epilogue.bn_pairs"));
+    double worst_ulp = 0, worst_abs = 0;
+    int64_t kept = 0;
+    for (int64_t i = 0; i < 2000000; i++) {
+        double a = ldexp(th_rng_uniform(&r, 1, 2), (int)th_rng_uniform(&r, -6, 6)) * (i & 1 ? -1 : 1);
+        double b = ldexp(th_rng_uniform(&r, 1, 2), (int)th_rng_uniform(&r, -6, 6)) * (i & 2 ? -1 : 1);
+        float x = (float)ldexp(th_rng_uniform(&r, -2, 2), (int)th_rng_uniform(&r, -6, 6));
+        if (i % 4 == 3) x = (float)(-b / a * (1 + ldexp(th_rng_uniform(&r, -1, 1), -(int)th_rng_uniform(&r, 0, 24))));
+        float y = mrt_bn_apply_f32(x, mrt_bn_coef_make(a, b));
+        long double exact = (long double)x * a + b;
+        double err = (double)fabsl((long double)y - exact), mag = fabs((double)x * a) + fabs(b);
+        double rel = err / ldexp(mag, -24);
+        cr_assert(rel <= 2.0 + 1e-6, "x %a A %a B %a: %a is %.3g x 2^-24 (|x A| + |B|) off", (double)x, a, b,
+                  (double)y, rel);
+        if (rel > worst_abs) worst_abs = rel;
+        if (fabs((double)exact) < ldexp(mag, -8)) continue; /* cancelled: only the bound above */
+        int e;
+        frexp((double)exact, &e);
+        double ulp = err / ldexp(1.0, e - 24);
+        cr_assert(ulp <= 1.5, "x %a A %a B %a: %a is %.3f ulp off", (double)x, a, b, (double)y, ulp);
+        if (ulp > worst_ulp) worst_ulp = ulp;
+        kept++;
+    }
+    cr_log_info("BatchNormalization pairs: %.3f ulp at most over %lld uncancelled cases, %.3f x 2^-24 (|x A| + |B|) "
+                "over all", worst_ulp, (long long)kept, worst_abs);
+    /* an infinite multiplier (var + eps == 0) gives x * inf + B, not the NaN that inf - inf in its lo would make */
+    mrt_bn_coef k = mrt_bn_coef_make(INFINITY, 1.0);
+    cr_assert(mrt_bn_apply_f32(2.0f, k) == INFINITY && mrt_bn_apply_f32(-2.0f, k) == -INFINITY);
+    k = mrt_bn_coef_make(1e39, 0.0); /* finite in double, inf in float */
+    cr_assert(mrt_bn_apply_f32(1.0f, k) == INFINITY);
+    cr_assert(isnan(mrt_bn_apply_f32(NAN, mrt_bn_coef_make(1.5, 0.25))));
 }

@@ -200,15 +200,16 @@ static void check_epilogue(th_rng *r, mrt_threadpool *tp, const dw_case *dc, con
     mrt_tensor y0 = th_rand(r, MRT_DTYPE_FLOAT, 4, ys, -1, 1), y1 = th_rand(r, MRT_DTYPE_FLOAT, 4, ys, -1, 1);
     mrt_tensor y2 = th_rand(r, MRT_DTYPE_FLOAT, 4, ys, -1, 1);
     double *a = th_alloc_f64(dc->c), *bb = th_alloc_f64(dc->c);
+    mrt_bn_coef *bn = calloc((size_t)dc->c, sizeof *bn);
     for (int64_t c = 0; c < dc->c; c++) {
         a[c] = th_rng_uniform(r, 0.5, 2.0);
         bb[c] = th_rng_uniform(r, -0.5, 0.5);
+        bn[c] = mrt_bn_coef_make(a[c], bb[c]);
     }
     mrt_epilogue ep = *ep_template;
     for (int k = 0; k < ep.n_ops; k++) {
         if (ep.ops[k].kind == MRT_POST_BATCHNORM) {
-            ep.ops[k].a = a;
-            ep.ops[k].b = bb;
+            ep.ops[k].bn = bn;
         }
         if (ep.ops[k].kind == MRT_POST_ADD) ep.ops[k].other = other.data;
     }
@@ -246,6 +247,7 @@ static void check_epilogue(th_rng *r, mrt_threadpool *tp, const dw_case *dc, con
     free(ed);
     free(a);
     free(bb);
+    free(bn);
     mrt_tensor *ts[] = {&x, &w, &b, &other, &y0, &y1, &y2};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) mrt_tensor_release(ts[i]);
 }
