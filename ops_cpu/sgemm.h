@@ -10,7 +10,10 @@
  * decides which element is computed when, never the order of its operations.
  *
  * Packed layouts (64-byte aligned buffers):
- *  - A: row panels of MRT_SGEMM_MR rows; panel p holds A[p*MR + i, kk] at [p][kk][i], rows past m are 0;
+ *  - A: row panels of MRT_SGEMM_MR rows, k block by k block: block b (k0 = b * K_BLOCK, kc = its depth) holds
+ *    A[p*MR + i, k0 + kk] at [b][p][kk][i], rows past m are 0. A block's panels are contiguous, so a pass over
+ *    one k block streams A in order (panel-major over all of k, ResNet-18's 9 MB layer4 weights were read in
+ *    8 KiB pieces 147 KiB apart, which the prefetchers follow badly);
  *  - B: column panels of MRT_SGEMM_NR columns; panel q holds B[kk, q*NR + j] at [q][kk][j], columns past n are 0.
  * Weights are packed once per plan (a kernel's prepare); activations are packed per run into the workspace. */
 #pragma once
