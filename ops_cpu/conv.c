@@ -335,8 +335,8 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
 #ifdef CONV_HAVE_AVX512
             panel_loads pl;
             if (vec && panel_loads_of(seg, n, &pl)) {
-                pack_rows_s1_avx512(&pl, cs->x, cs->in_numel, c_lo, c_hi, panel + (c_lo * kn + koff - k0) * MRT_SGEMM_NR,
-                                    kn * MRT_SGEMM_NR);
+                float *d = panel + (c_lo * kn + koff - k0) * MRT_SGEMM_NR;
+                pack_rows_s1_avx512(&pl, cs->x, cs->in_numel, c_lo, c_hi, d, kn * MRT_SGEMM_NR);
                 continue;
             }
 #endif

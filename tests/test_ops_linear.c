@@ -112,6 +112,48 @@ Test(linear, conv_random)
     }
 }
 
+/* 2-D float convolutions with rows of many widths: the packer builds each 48-column panel row from runs of image
+   rows (masked vector loads for stride 1, ops_cpu/conv.c), so widths around 8, 16 and 48 put row ends at every
+   lane, 3-7 wide rows take the segment copies, and 40+ channels make products deeper than one 256-k block. */
+Test(linear, conv_2d_rows_of_every_width)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_rows"));
+    static const int64_t widths[] = {3, 7, 8, 9, 15, 16, 17, 23, 33, 47, 48, 49, 50, 56, 97};
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)
+        for (int v = 0; v < 3; v++) {
+            conv_case cc;
+            memset(&cc, 0, sizeof cc);
+            cc.nsp = 2;
+            cc.n = 1 + v % 2;
+            cc.group = 1;
+            cc.c = v == 2 ? 40 : th_rng_int(&r, 1, 6);
+            cc.m = th_rng_int(&r, 1, 20);
+            cc.auto_pad = "NOTSET";
+            for (int i = 0; i < 2; i++) {
+                cc.k[i] = th_rng_int(&r, 1, 5);
+                cc.s[i] = v == 1 && i == 0 ? 2 : 1;
+                cc.d[i] = th_rng_int(&r, 1, 2);
+                cc.pads[i] = th_rng_int(&r, 0, 3);
+                cc.pads[2 + i] = th_rng_int(&r, 0, 3);
+            }
+            int64_t ek0 = (cc.k[0] - 1) * cc.d[0] + 1, ek1 = (cc.k[1] - 1) * cc.d[1] + 1;
+            cc.in[0] = ek0 + th_rng_int(&r, 0, 5);
+            cc.in[1] = widths[wi] + ek1 - 1 - cc.pads[1] - cc.pads[3]; /* output width widths[wi] */
+            if (cc.in[1] < ek1) cc.in[1] = ek1;
+            cc.bias = v != 0;
+            cc.kernel_attr = true;
+            cc.dt = MRT_DTYPE_FLOAT;
+            char label[160];
+            snprintf(label, sizeof label,
+                     "width %lld, variant %d (c %lld, k %lldx%lld, d %lldx%lld, pads %lld %lld %lld %lld)",
+                     (long long)widths[wi], v, (long long)cc.c, (long long)cc.k[0], (long long)cc.k[1],
+                     (long long)cc.d[0], (long long)cc.d[1], (long long)cc.pads[0], (long long)cc.pads[1],
+                     (long long)cc.pads[2], (long long)cc.pads[3]);
+            run_conv(&r, &cc, label);
+        }
+}
+
 Test(linear, conv_pointwise_and_halves)
 {
     th_rng r;
