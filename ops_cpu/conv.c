@@ -46,6 +46,19 @@ typedef struct row_geom {
     int64_t lo, hi;
 } row_geom;
 
+/* The last axis for kernel offset k: input position koff + o * s for output o, inside the input for o in [lo, hi). */
+static void last_axis_range(const mrt_window *w, int64_t k, int64_t *koff, int64_t *lo, int64_t *hi)
+{
+    int last = w->nsp - 1;
+    int64_t s = w->stride[last], in_last = w->in[last], out_last = w->out[last];
+    *koff = k * w->dilation[last] - w->pad_begin[last];
+    *lo = *koff >= 0 ? 0 : (-*koff + s - 1) / s;
+    *hi = in_last - *koff <= 0 ? 0 : (in_last - *koff - 1) / s + 1;
+    if (*lo > out_last) *lo = out_last;
+    if (*hi > out_last) *hi = out_last;
+    if (*hi < *lo) *hi = *lo;
+}
+
 static bool row_of(const mrt_window *w, const int64_t *kidx, const int64_t *oidx, row_geom *r)
 {
     int last = w->nsp - 1;
@@ -55,16 +68,9 @@ static bool row_of(const mrt_window *w, const int64_t *kidx, const int64_t *oidx
         if (pos < 0 || pos >= w->in[i]) return false;
         off = off * w->in[i] + pos;
     }
-    int64_t s = w->stride[last], in_last = w->in[last], out_last = w->out[last];
-    int64_t koff = kidx[last] * w->dilation[last] - w->pad_begin[last];
-    int64_t lo = koff >= 0 ? 0 : (-koff + s - 1) / s;
-    int64_t hi = in_last - koff <= 0 ? 0 : (in_last - koff - 1) / s + 1;
-    if (lo > out_last) lo = out_last;
-    if (hi > out_last) hi = out_last;
-    if (hi < lo) hi = lo;
-    r->base = off * in_last + koff;
-    r->lo = lo;
-    r->hi = hi;
+    int64_t koff;
+    last_axis_range(w, kidx[last], &koff, &r->lo, &r->hi);
+    r->base = off * w->in[last] + koff;
     return true;
 }
 
@@ -224,61 +230,106 @@ typedef struct pack_seg {
     int32_t dst, len; /* columns within the panel */
 } pack_seg;
 
-/* The runs that make up columns [jb, je) of B for kernel offset kidx: the same for every input channel, so they
-   are worked out once per (panel, kernel offset) and replayed for each channel. Returns the count (at most
-   3 per output row the panel touches). */
-static int panel_segments(const mrt_window *w, const int64_t *kidx, int64_t jb, int64_t je, pack_seg *seg)
+/* An output row (a run along the last axis) that a panel's columns cover: worked out once per panel, then used for
+   every kernel offset. */
+typedef struct panel_row {
+    int64_t oidx[MRT_MAX_RANK]; /* the outer output position (every axis but the last) */
+    int64_t o0, o1;             /* last-axis outputs [o0, o1) */
+    int32_t d0;                 /* the panel column of output o0 */
+} panel_row;
+
+/* The rows that columns [jb, je) of B cover (at most NR + 1). */
+static int panel_rows(const mrt_window *w, int64_t jb, int64_t je, panel_row *rows)
 {
     int last = w->nsp - 1, n = 0;
-    int64_t out_last = w->out[last], s = w->stride[last];
-    for (int64_t j = jb; j < je;) {
-        int64_t ob = j / out_last, o0 = j % out_last, o1 = o0 + (je - j) < out_last ? o0 + (je - j) : out_last;
-        int64_t oidx[MRT_MAX_RANK] = {0};
-        for (int i = last - 1, r = ob; i >= 0; i--) {
-            oidx[i] = r % w->out[i];
-            r /= w->out[i];
+    int64_t out_last = w->out[last];
+    for (int64_t j = jb; j < je; n++) {
+        panel_row *r = &rows[n];
+        int64_t ob = j / out_last;
+        r->o0 = j % out_last;
+        r->o1 = r->o0 + (je - j) < out_last ? r->o0 + (je - j) : out_last;
+        r->d0 = (int32_t)(j - jb);
+        for (int i = last - 1; i >= 0; i--) {
+            r->oidx[i] = ob % w->out[i];
+            ob /= w->out[i];
         }
-        int32_t d0 = (int32_t)(j - jb);
-        row_geom g;
-        if (!row_of(w, kidx, oidx, &g)) {
+        j += r->o1 - r->o0;
+    }
+    return n;
+}
+
+/* The runs that make up the panel's columns for kernel offset kidx: the same for every input channel, so they
+   are worked out once per (panel, kernel offset) and replayed for each channel. Returns the count (at most
+   3 per row). */
+static int panel_segments(const mrt_window *w, const int64_t *kidx, const panel_row *rows, int n_rows, pack_seg *seg)
+{
+    int last = w->nsp - 1, n = 0;
+    int64_t s = w->stride[last];
+    int64_t koff, glo, ghi; /* the last axis depends on the kernel offset only */
+    last_axis_range(w, kidx[last], &koff, &glo, &ghi);
+    for (int r = 0; r < n_rows; r++) {
+        int64_t o0 = rows[r].o0, o1 = rows[r].o1, off = 0;
+        int32_t d0 = rows[r].d0;
+        bool inside = true;
+        for (int i = 0; i < last && inside; i++) {
+            int64_t pos = rows[r].oidx[i] * w->stride[i] - w->pad_begin[i] + kidx[i] * w->dilation[i];
+            inside = pos >= 0 && pos < w->in[i];
+            off = off * w->in[i] + pos;
+        }
+        if (!inside) {
             seg[n++] = (pack_seg){-1, d0, (int32_t)(o1 - o0)};
-        } else {
-            int64_t lo = g.lo > o0 ? g.lo : o0, hi = g.hi < o1 ? g.hi : o1;
-            if (lo > o1) lo = o1;
-            if (hi < lo) hi = lo;
-            if (lo > o0) seg[n++] = (pack_seg){-1, d0, (int32_t)(lo - o0)};
-            if (hi > lo) seg[n++] = (pack_seg){g.base + lo * s, (int32_t)(d0 + lo - o0), (int32_t)(hi - lo)};
-            if (o1 > hi) seg[n++] = (pack_seg){-1, (int32_t)(d0 + hi - o0), (int32_t)(o1 - hi)};
+            continue;
         }
-        j += o1 - o0;
+        int64_t base = off * w->in[last] + koff;
+        int64_t lo = glo > o0 ? glo : o0, hi = ghi < o1 ? ghi : o1;
+        if (lo > o1) lo = o1;
+        if (hi < lo) hi = lo;
+        if (lo > o0) seg[n++] = (pack_seg){-1, d0, (int32_t)(lo - o0)};
+        if (hi > lo) seg[n++] = (pack_seg){base + lo * s, (int32_t)(d0 + lo - o0), (int32_t)(hi - lo)};
+        if (o1 > hi) seg[n++] = (pack_seg){-1, (int32_t)(d0 + hi - o0), (int32_t)(o1 - hi)};
     }
     return n;
 }
 
 #ifdef CONV_HAVE_AVX512
-/* A stride-1 panel row as masked vector loads: vector v (columns 16v..16v+15) is the merge of up to RUNS_MAX loads,
-   load r giving lane l the value im[off[v][r] + l] where bit l of mask[v][r] is set; lanes in no mask (padding)
-   are 0. Built once per (panel, kernel offset) from the segments and replayed for every channel: a few
-   instructions per vector where memcpy/memset calls per segment were 12% of ResNet-18's run. */
+/* A panel row (last-axis stride 1 or 2) as masked vector loads: vector v (columns 16v..16v+15) merges up to
+   RUNS_MAX runs, run r giving lane l the value im[off[v][r] + s * l] for the lanes set in lanes[v][r]; lanes in no
+   run (padding) are 0. Stride 1 loads those lanes directly; stride 2 loads the 32 floats the run spans (only the
+   even ones it needs: lo/hi masks) and keeps the even ones with a permute. Built once per (panel, kernel offset)
+   from the segments and replayed for every channel: a few instructions per vector where memcpy/memset calls per
+   segment were 12% of ResNet-18's run. */
 enum { PANEL_VECS = MRT_SGEMM_NR / 16, RUNS_MAX = 4 };
 typedef struct panel_loads {
     int n[PANEL_VECS];
     int64_t off[PANEL_VECS][RUNS_MAX];
-    __mmask16 mask[PANEL_VECS][RUNS_MAX];
+    __mmask16 lanes[PANEL_VECS][RUNS_MAX];
+    __mmask16 lo[PANEL_VECS][RUNS_MAX], hi[PANEL_VECS][RUNS_MAX]; /* stride 2: the elements of each half */
 } panel_loads;
 
-/* false when a vector needs more than RUNS_MAX loads (rows under 8 outputs wide): the caller copies segments */
-static bool panel_loads_of(const pack_seg *seg, int n_seg, panel_loads *pl)
+/* bit i of b (8 bits) to bit 2i */
+static unsigned spread_even(unsigned b)
+{
+    b = (b | b << 4) & 0x0F0Fu;
+    b = (b | b << 2) & 0x3333u;
+    return (b | b << 1) & 0x5555u;
+}
+
+/* false when a vector needs more than RUNS_MAX runs (rows under 8 outputs wide): the caller copies segments */
+static bool panel_loads_of(const pack_seg *seg, int n_seg, int64_t stride, panel_loads *pl)
 {
     memset(pl->n, 0, sizeof pl->n);
     for (int i = 0; i < n_seg; i++) {
         if (seg[i].src < 0) continue;
         int32_t d0 = seg[i].dst, d1 = seg[i].dst + seg[i].len;
         for (int v = d0 / 16; v < PANEL_VECS && 16 * v < d1; v++) {
-            int l0 = d0 > 16 * v ? d0 - 16 * v : 0, l1 = d1 < 16 * v + 16 ? d1 - 16 * v : 16;
-            if (pl->n[v] == RUNS_MAX) return false;
-            pl->off[v][pl->n[v]] = seg[i].src - d0 + 16 * v;
-            pl->mask[v][pl->n[v]++] = (__mmask16)(((1u << l1) - 1) & ~((1u << l0) - 1));
+            int l0 = d0 > 16 * v ? d0 - 16 * v : 0, l1 = d1 < 16 * v + 16 ? d1 - 16 * v : 16, r = pl->n[v];
+            if (r == RUNS_MAX) return false;
+            unsigned lanes = ((1u << l1) - 1) & ~((1u << l0) - 1);
+            pl->off[v][r] = seg[i].src + (16 * v - d0) * stride;
+            pl->lanes[v][r] = (__mmask16)lanes;
+            pl->lo[v][r] = (__mmask16)spread_even(lanes & 0xFF); /* lane l < 8 reads element 2l of the low half */
+            pl->hi[v][r] = (__mmask16)spread_even(lanes >> 8);
+            pl->n[v] = r + 1;
         }
     }
     return true;
@@ -286,16 +337,24 @@ static bool panel_loads_of(const pack_seg *seg, int n_seg, panel_loads *pl)
 
 /* Rows of one panel for channels [c_lo, c_hi]: d advances by `step` floats per channel. Masked lanes are not
    read, so offsets before the plane's start or past its end are never dereferenced. */
-__attribute__((target("avx512f"))) static void pack_rows_s1_avx512(const panel_loads *pl, const float *x,
-                                                                    int64_t plane, int64_t c_lo, int64_t c_hi,
-                                                                    float *d, int64_t step)
+__attribute__((target("avx512f"))) static void pack_rows_avx512(const panel_loads *pl, int64_t stride,
+                                                                 const float *x, int64_t plane, int64_t c_lo,
+                                                                 int64_t c_hi, float *d, int64_t step)
 {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     for (int64_t c = c_lo; c <= c_hi; c++, d += step) {
         uintptr_t im = (uintptr_t)(x + c * plane);
         for (int v = 0; v < PANEL_VECS; v++) {
             __m512 r = _mm512_setzero_ps();
-            for (int k = 0; k < pl->n[v]; k++)
-                r = _mm512_mask_loadu_ps(r, pl->mask[v][k], (const void *)(im + (uintptr_t)pl->off[v][k] * 4));
+            for (int k = 0; k < pl->n[v]; k++) {
+                const float *p = (const float *)(im + (uintptr_t)pl->off[v][k] * 4);
+                if (stride == 1) {
+                    r = _mm512_mask_loadu_ps(r, pl->lanes[v][k], p);
+                } else {
+                    __m512 lo = _mm512_maskz_loadu_ps(pl->lo[v][k], p), hi = _mm512_maskz_loadu_ps(pl->hi[v][k], p + 16);
+                    r = _mm512_mask_mov_ps(r, pl->lanes[v][k], _mm512_permutex2var_ps(lo, even, hi));
+                }
+            }
             _mm512_store_ps(d + 16 * v, r);
         }
     }
@@ -320,23 +379,25 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
     int nsp = w->nsp;
     int64_t s = w->stride[nsp - 1], kc = k1 - k0, kn = cs->kn;
     pack_seg seg[3 * (MRT_SGEMM_NR + 1)];
+    panel_row rows[MRT_SGEMM_NR + 1];
 #ifdef CONV_HAVE_AVX512
-    bool vec = s == 1 && has_avx512f();
+    bool vec = (s == 1 || s == 2) && has_avx512f();
 #endif
     for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
         int64_t je = jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1;
         float *panel = dst + q * kc * MRT_SGEMM_NR;
+        int n_rows = panel_rows(w, jb, je, rows);
         int64_t kidx[MRT_MAX_RANK] = {0};
         for (int64_t koff = 0; koff < kn; koff++, odometer_next(nsp, kidx, w->kernel)) {
             /* the rows kk = c * kn + koff of this block */
             int64_t c_lo = k0 > koff ? (k0 - koff + kn - 1) / kn : 0, c_hi = k1 > koff ? (k1 - 1 - koff) / kn : -1;
             if (c_hi < c_lo) continue;
-            int n = panel_segments(w, kidx, jb, je, seg);
+            int n = panel_segments(w, kidx, rows, n_rows, seg);
 #ifdef CONV_HAVE_AVX512
             panel_loads pl;
-            if (vec && panel_loads_of(seg, n, &pl)) {
+            if (vec && panel_loads_of(seg, n, s, &pl)) {
                 float *d = panel + (c_lo * kn + koff - k0) * MRT_SGEMM_NR;
-                pack_rows_s1_avx512(&pl, cs->x, cs->in_numel, c_lo, c_hi, d, kn * MRT_SGEMM_NR);
+                pack_rows_avx512(&pl, s, cs->x, cs->in_numel, c_lo, c_hi, d, kn * MRT_SGEMM_NR);
                 continue;
             }
 #endif

@@ -113,8 +113,8 @@ Test(linear, conv_random)
 }
 
 /* 2-D float convolutions with rows of many widths: the packer builds each 48-column panel row from runs of image
-   rows (masked vector loads for stride 1, ops_cpu/conv.c), so widths around 8, 16 and 48 put row ends at every
-   lane, 3-7 wide rows take the segment copies, and 40+ channels make products deeper than one 256-k block. */
+   rows (masked vector loads for strides 1 and 2, ops_cpu/conv.c), so widths around 8, 16 and 48 put row ends at
+   every lane, 3-7 wide rows take the segment copies, and 40 channels make products deeper than one 256-k block. */
 Test(linear, conv_2d_rows_of_every_width)
 {
     th_rng r;
@@ -132,14 +132,14 @@ Test(linear, conv_2d_rows_of_every_width)
             cc.auto_pad = "NOTSET";
             for (int i = 0; i < 2; i++) {
                 cc.k[i] = th_rng_int(&r, 1, 5);
-                cc.s[i] = v == 1 && i == 0 ? 2 : 1;
+                cc.s[i] = v == 1 ? 2 : 1;
                 cc.d[i] = th_rng_int(&r, 1, 2);
                 cc.pads[i] = th_rng_int(&r, 0, 3);
                 cc.pads[2 + i] = th_rng_int(&r, 0, 3);
             }
             int64_t ek0 = (cc.k[0] - 1) * cc.d[0] + 1, ek1 = (cc.k[1] - 1) * cc.d[1] + 1;
             cc.in[0] = ek0 + th_rng_int(&r, 0, 5);
-            cc.in[1] = widths[wi] + ek1 - 1 - cc.pads[1] - cc.pads[3]; /* output width widths[wi] */
+            cc.in[1] = (widths[wi] - 1) * cc.s[1] + ek1 - cc.pads[1] - cc.pads[3]; /* output width widths[wi] */
             if (cc.in[1] < ek1) cc.in[1] = ek1;
             cc.bias = v != 0;
             cc.kernel_attr = true;
