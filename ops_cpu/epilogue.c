@@ -50,13 +50,7 @@ static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int6
     if (op->kind == MRT_POST_SIGMOID) {
         mrt_vsigmoid_f32(y, y, n);
     } else if (op->kind == MRT_POST_SILU) {
-        /* in blocks: the sigmoid needs a copy of x */
-        float s[256];
-        for (int64_t i = 0; i < n; i += 256) {
-            int64_t m = n - i < 256 ? n - i : 256;
-            mrt_vsigmoid_f32(s, y + i, m);
-            for (int64_t j = 0; j < m; j++) y[i + j] = y[i + j] * s[j];
-        }
+        mrt_vsilu_f32(y, y, n);
     } else {
         post_simple(op, y, n, c, at);
     }

@@ -22,6 +22,11 @@
 
 #include "ops_cpu/simd.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define VM_HAVE_AVX512 1
+#endif
+
 static inline uint64_t bits_d(double v)
 {
     uint64_t u;
@@ -107,40 +112,44 @@ static inline float select_f(bool c, float a, float b)
 
 /* Float exp for the sigmoid (whose double version was a third of EfficientNet-B0's run) and mrt_vexp_f32:
  * twice the lanes of double.
- * exp(x) = 2^n (m_hi + m_lo) for float x in [-104, 89], n = round(x / ln2). Cody-Waite reduction: LN2_HI has
- * 16 significant bits, so r = x - n LN2_HI is exact, in [-0.35, 0.35]; the rest, c = -n LN2_LO (< 2.2e-4), is
- * applied as exp(r + c) = exp(r) (1 + expm1(c)). exp(r) = 1 + r + r^2 Q(r), Q of degree 4 fitted by
- * scripts/fit_expm1_f32.py (2^-28 relative). 1 + r is split exactly (Fast2Sum) and the small terms are added to
- * its low part, so m = m_hi + m_lo carries about 2^-27 relative error instead of float's 2^-24. */
+ * exp(x) = 2^n (m_hi + m_lo) for float x in [-104, 89], n = round(x / ln2). Cody-Waite reduction with fmaf:
+ * r = x - n VMF_LN2 (the float nearest ln 2) is exact, since it is a multiple of x's ulp or of 2^-24 (n VMF_LN2 is)
+ * smaller than 1/2; the rest, c = n (VMF_LN2 - ln 2) (|c| < 3e-7), is applied as exp(r + c) = exp(r) (1 + c), c^2
+ * being below 2^-40. exp(r) = 1 + r + r^2 Q(r), Q of degree 4 fitted by scripts/fit_expm1_f32.py (2^-28 relative).
+ * 1 + r is split exactly (Fast2Sum) and the small terms are added to its low part, so m = m_hi + m_lo carries
+ * about 2^-27 relative error instead of float's 2^-24. */
 #define VMF_LOG2E 1.44269502f
-#define VMF_LN2_HI 0.693145751953125f        /* 0x3f317200 */
-#define VMF_LN2_LO 1.42860677e-06f           /* ln 2 - VMF_LN2_HI */
+#define VMF_LN2 0.693147182f                 /* 0x3f317218 */
+#define VMF_LN2_LO -1.90465421e-09f          /* ln 2 - VMF_LN2, 0xb102e308 */
 #define VMF_ROUND_SHIFT 12582912.0f          /* 1.5 * 2^23: adding it rounds |v| < 2^22 to an integer */
+#define VMF_Q4 0.001381461275741458f
+#define VMF_Q3 0.008368710055947304f
+#define VMF_Q2 0.04166838899254799f
+#define VMF_Q1 0.1666652113199234f
+#define VMF_Q0 0.4999999403953552f
 static inline float exp_parts_f(float x, float *m_lo, int32_t *n)
 {
     float kf = fmaf(x, VMF_LOG2E, VMF_ROUND_SHIFT);
     float nf = kf - VMF_ROUND_SHIFT;
     *n = (int32_t)(bits_f(kf) - bits_f(VMF_ROUND_SHIFT)); /* the ulp at 1.5 * 2^23 is 1 */
-    float r = fmaf(nf, -VMF_LN2_HI, x);
+    float r = fmaf(nf, -VMF_LN2, x);
     float c = nf * -VMF_LN2_LO;
-    c = fmaf(0.5f * c, c, c);          /* expm1(c) to second order (c^3 / 6 < 2e-12) */
-    float q = 0.001381461275741458f;
-    q = fmaf(q, r, 0.008368710055947304f);
-    q = fmaf(q, r, 0.04166838899254799f);
-    q = fmaf(q, r, 0.1666652113199234f);
-    q = fmaf(q, r, 0.4999999403953552f);
+    float q = fmaf(VMF_Q4, r, VMF_Q3);
+    q = fmaf(q, r, VMF_Q2);
+    q = fmaf(q, r, VMF_Q1);
+    q = fmaf(q, r, VMF_Q0);
     float h = 1.0f + r;
     float l = (1.0f - h) + r;          /* 1 + r == h + l exactly */
     l = fmaf(r * r, q, l);             /* + r^2 Q(r) */
-    l = fmaf(c, h + l, l);             /* times 1 + expm1(c) */
+    l = fmaf(c, h + l, l);             /* times 1 + c */
     float m_hi = h + l;
     *m_lo = (h - m_hi) + l;            /* renormalised: |l| < h */
     return m_hi;
 }
 
 /* exp in float (Softmax's, after subtracting the row maximum): x clamped to [-104, 89], where the results round
-   to 0 and to inf; 2^n split as in mrt_vsigmoid_f32 so denormal and overflowing results get their rounding in
-   the last multiply. In the normal range (m_hi + m_lo) 2^n is rounded once, by the fmaf. */
+   to 0 and to inf; 2^n split in two so denormal and overflowing results get their rounding in the last multiply.
+   In the normal range (m_hi + m_lo) 2^n is rounded once, by the fmaf. */
 MRT_VECTORIZE_CLONES
 void mrt_vexp_f32(float *y, const float *x, int64_t n)
 {
@@ -157,36 +166,130 @@ void mrt_vexp_f32(float *y, const float *x, int64_t n)
     }
 }
 
-/* sigmoid(x) = num / (1 + u) with u = exp(-|x|) in (0, 1] and num = u for x < 0, 1 otherwise: no cancellation
- * for either sign. u and 1 + u are carried as exact hi + lo pairs and the quotient gets one Newton correction,
- * so the result is within about 1 ulp (tests/test_vmath.c sweeps it against float64). Explicit fmaf, with
- * contraction off, keeps the bits the same in every clone (the baseline one calls libm's exact fmaf). */
+/* sigmoid(x) = num / (1 + u) with u = exp(-|x|) = 2^e m in (0, 1] and num = u for x < 0, 1 otherwise: no
+ * cancellation for either sign. m and 1 + u are carried as exact hi + lo pairs and the quotient gets one Newton
+ * correction, so the result is within about 1 ulp (tests/test_vmath.c sweeps it against float64). For x < 0 the
+ * quotient is formed with m and scaled by 2^e at the end, rounding once (a denormal result too); u is formed with
+ * 2^max(e, -126), a normal float (below that 1 + u is 1 anyway). sigmoid_avx512 does the same IEEE operations
+ * in the same order with AVX-512 instructions (scalef for the powers of two): the same bits, which the test of
+ * an element alone against the same element in an array checks. Explicit fmaf, with contraction off, keeps the
+ * bits the same in every clone (the baseline one calls libm's exact fmaf). */
+static inline float sigmoid_one(float x)
+{
+    uint32_t ux = bits_f(x);
+    float a = from_bits_f(ux & 0x7fffffffu);
+    a = a > 104.0f ? 104.0f : a; /* exp(-104) < 2^-150 rounds to 0; NaN passes */
+    float m_lo;
+    int32_t e;
+    float m_hi = exp_parts_f(-a, &m_lo, &e);
+    e = e < -150 ? -150 : e > 0 ? 0 : e; /* it is, for a in [0, 104]; this bounds a NaN's */
+    int32_t e1 = e < -126 ? -126 : e;
+    float s1 = from_bits_f((uint32_t)(e1 + 127) << 23);
+    float u_hi = m_hi * s1, u_lo = m_lo * s1;
+    float d_hi = 1.0f + u_hi;
+    float d_lo = ((1.0f - d_hi) + u_hi) + u_lo;
+    bool neg = (ux >> 31) != 0;
+    float num_hi = select_f(neg, m_hi, 1.0f), num_lo = select_f(neg, m_lo, 0.0f);
+    float inv = 1.0f / d_hi;
+    float q = num_hi * inv;
+    float rem = fmaf(-q, d_hi, num_hi); /* exact */
+    rem = fmaf(-q, d_lo, rem + num_lo);
+    float t = fmaf(rem, inv, q);
+    /* x < 0: t 2^e, rounded once: t > 0.35 and e >= -150, so t 2^(e + 26) is a normal float, exact, and only the
+       multiply by 2^-26 rounds */
+    int32_t es = neg ? e : 0;
+    return t * from_bits_f((uint32_t)(es + 26 + 127) << 23) * 0x1p-26f;
+}
+
 MRT_VECTORIZE_CLONES
-void mrt_vsigmoid_f32(float *y, const float *x, int64_t n)
+static void sigmoid_generic(float *y, const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = sigmoid_one(x[i]);
+}
+
+MRT_VECTORIZE_CLONES
+static void silu_generic(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
-        uint32_t ux = bits_f(x[i]);
-        float a = from_bits_f(ux & 0x7fffffffu);
-        a = a > 104.0f ? 104.0f : a; /* exp(-104) < 2^-150 rounds to 0; NaN passes */
-        float m_lo;
-        int32_t e;
-        float m_hi = exp_parts_f(-a, &m_lo, &e);
-        /* 2^e as 2^e1 * 2^e2 with 2^e1 a normal float. e2 < 0 only where 1 + u == 1, and for x < 0 the result
-           is then u itself, maybe denormal, which gets its one rounding in u_hi * s2 */
-        int32_t e1 = e < -120 ? -120 : e;
-        float s1 = from_bits_f((uint32_t)(e1 + 127) << 23);
-        float s2 = from_bits_f((uint32_t)(e - e1 + 127) << 23);
-        float u_hi = m_hi * s1, u_lo = m_lo * s1;
-        float d_hi = 1.0f + u_hi;
-        float d_lo = ((1.0f - d_hi) + u_hi) + u_lo;
-        bool neg = (ux >> 31) != 0;
-        float num_hi = select_f(neg, u_hi, 1.0f), num_lo = select_f(neg, u_lo, 0.0f);
-        float inv = 1.0f / d_hi;
-        float q = num_hi * inv;
-        float rem = fmaf(-q, d_hi, num_hi); /* exact */
-        rem = fmaf(-q, d_lo, rem + num_lo);
-        y[i] = select_f(neg && e < -120, u_hi * s2, fmaf(rem, inv, q));
+        float v = x[i];
+        y[i] = v * sigmoid_one(v);
     }
+}
+
+#ifdef VM_HAVE_AVX512
+/* sigmoid_one on 16 lanes, operation for operation (GCC's vectorisation of it builds the powers of two from
+   integer bits, and was 45 instructions a vector); x * sigmoid(x) when silu. Whole vectors only: returns how
+   many elements it did. */
+__attribute__((target("avx512f"))) static int64_t sigmoid_avx512(float *y, const float *x, int64_t n, bool silu)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 xv = _mm512_loadu_ps(x + i);
+        __m512i xi = _mm512_castps_si512(xv);
+        __mmask16 neg = _mm512_cmplt_epi32_mask(xi, _mm512_setzero_si512());
+        __m512 a = _mm512_castsi512_ps(_mm512_and_si512(xi, _mm512_set1_epi32(0x7fffffff)));
+        a = _mm512_min_ps(_mm512_set1_ps(104.0f), a); /* 104 < a ? 104 : a, so NaN passes */
+        __m512 v = _mm512_sub_ps(_mm512_setzero_ps(), a);
+        /* exp_parts_f(v) */
+        __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(VMF_LOG2E), _mm512_set1_ps(VMF_ROUND_SHIFT));
+        __m512 nf = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
+        __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(-VMF_LN2), v);
+        __m512 c = _mm512_mul_ps(nf, _mm512_set1_ps(-VMF_LN2_LO));
+        __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(VMF_Q4), r, _mm512_set1_ps(VMF_Q3));
+        q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q2));
+        q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q1));
+        q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q0));
+        __m512 h = _mm512_add_ps(one, r);
+        __m512 l = _mm512_add_ps(_mm512_sub_ps(one, h), r);
+        l = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, l);
+        l = _mm512_fmadd_ps(c, _mm512_add_ps(h, l), l);
+        __m512 m_hi = _mm512_add_ps(h, l);
+        __m512 m_lo = _mm512_add_ps(_mm512_sub_ps(h, m_hi), l);
+        /* nf is e (in [-150, 0]); u = m 2^max(e, -126), one rounding as m * s1 */
+        __m512 e1 = _mm512_max_ps(nf, _mm512_set1_ps(-126.0f));
+        __m512 u_hi = _mm512_scalef_ps(m_hi, e1), u_lo = _mm512_scalef_ps(m_lo, e1);
+        __m512 d_hi = _mm512_add_ps(one, u_hi);
+        __m512 d_lo = _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(one, d_hi), u_hi), u_lo);
+        __m512 num_hi = _mm512_mask_blend_ps(neg, one, m_hi), num_lo = _mm512_maskz_mov_ps(neg, m_lo);
+        __m512 inv = _mm512_div_ps(one, d_hi);
+        __m512 qq = _mm512_mul_ps(num_hi, inv);
+        __m512 rem = _mm512_fnmadd_ps(qq, d_hi, num_hi);
+        rem = _mm512_fnmadd_ps(qq, d_lo, _mm512_add_ps(rem, num_lo));
+        __m512 t = _mm512_fmadd_ps(rem, inv, qq);
+        t = _mm512_mask_scalef_ps(t, neg, t, nf); /* t 2^e rounded once, for x < 0 */
+        _mm512_storeu_ps(y + i, silu ? _mm512_mul_ps(xv, t) : t);
+    }
+    return i;
+}
+
+static bool have_avx512(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return have;
+}
+#endif
+
+void mrt_vsigmoid_f32(float *y, const float *x, int64_t n)
+{
+    int64_t done = 0;
+#ifdef VM_HAVE_AVX512
+    if (have_avx512()) done = sigmoid_avx512(y, x, n, false);
+#endif
+    sigmoid_generic(y + done, x + done, n - done);
+}
+
+void mrt_vsilu_f32(float *y, const float *x, int64_t n)
+{
+    int64_t done = 0;
+#ifdef VM_HAVE_AVX512
+    if (have_avx512()) done = sigmoid_avx512(y, x, n, true);
+#endif
+    silu_generic(y + done, x + done, n - done);
 }
 
 MRT_VECTORIZE_CLONES
