@@ -1,6 +1,7 @@
 /* minirt's float32 GEMM (ops_cpu/sgemm.c) against its contract: every C element is exactly the fmaf() chain over k
  * in increasing order (from 0, or from C when accumulating), then + bias, then the epilogue - bit for bit, for
- * every tile tail, k-block boundary, operand layout and thread count. The reference is the plain scalar loop. */
+ * every tile tail, k-block boundary, operand layout, fused epilogue and thread count. The reference is the plain
+ * scalar loop. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,11 +10,40 @@
 #include "engine/threadpool.h"
 #include "harness.h"
 #include "ops_cpu/sgemm.h"
+#include "ops_cpu/vmath.h"
 
 typedef struct gcase {
     int64_t m, n, k;
     bool trans_a, b_cols_strided, accumulate, bias, pack_a, pack_b;
+    int chain; /* the fused epilogue: 0 none, else one of chains[] below */
 } gcase;
+
+/* Epilogues the fusion pass builds (engine/fuse.c), applied to each finished block of rows */
+enum { N_CHAINS = 6 };
+static const mrt_post_kind chains[N_CHAINS][4] = {
+    {MRT_POST_BATCHNORM, MRT_POST_ADD, MRT_POST_RELU}, {MRT_POST_BATCHNORM, MRT_POST_CLIP},
+    {MRT_POST_BATCHNORM, MRT_POST_SILU},               {MRT_POST_ADD, MRT_POST_SIGMOID},
+    {MRT_POST_RELU},                                   {MRT_POST_BATCHNORM, MRT_POST_ADD, MRT_POST_CLIP},
+};
+static const int chain_len[N_CHAINS] = {3, 2, 2, 2, 1, 3};
+
+/* one element through op (the formulas of engine/epilogue.h, spelled out) */
+static float post_ref(const mrt_post_op *op, float v, int64_t channel, int64_t at)
+{
+    float s;
+    switch (op->kind) {
+    case MRT_POST_BATCHNORM: {
+        mrt_bn_coef k = op->bn[channel];
+        return fmaf(v, k.a_hi, k.b_hi) + fmaf(v, k.a_lo, k.b_lo);
+    }
+    case MRT_POST_ADD: return v + op->other[at];
+    case MRT_POST_RELU: return v < 0.0f ? 0.0f : v;
+    case MRT_POST_CLIP: return v < op->lo ? op->lo : v > op->hi ? op->hi : v;
+    case MRT_POST_SIGMOID: mrt_vsigmoid_f32(&s, &v, 1); return s;
+    case MRT_POST_SILU: mrt_vsigmoid_f32(&s, &v, 1); return v * s;
+    default: cr_assert_fail("unexpected post-op"); return v;
+    }
+}
 
 /* n floats, 64-byte aligned (C11's aligned_alloc wants a size that is a multiple of the alignment) */
 static float *floats(int64_t n) { return aligned_alloc(64, ((size_t)(n > 0 ? n : 1) * sizeof(float) + 127) & ~(size_t)63); }
@@ -46,7 +76,19 @@ static void run_case(th_rng *r, const gcase *g, mrt_threadpool *pool, int thread
         mrt_sgemm_pack_b(b, bs.rs, bs.cs, g->k, g->n, bp);
         bs.packed = bp;
     }
-    mrt_sgemm_out out = {.c = c, .ldc = g->n, .accumulate = g->accumulate, .bias = g->bias ? bias : NULL};
+    /* the epilogue's channel 0 and flat index 0 sit before C's first row: rows are channels 3.., C[0][0] index 5 */
+    enum { CH0 = 3, AT0 = 5 };
+    mrt_epilogue ep = {0};
+    mrt_bn_coef *bn = calloc((size_t)(g->m + CH0), sizeof *bn);
+    float *other = rand_floats(r, g->m * g->n + AT0);
+    for (int64_t i = 0; i < g->m + CH0; i++) bn[i] = mrt_bn_coef_make(th_rng_uniform(r, 0.5, 2), th_rng_uniform(r, -1, 1));
+    if (g->chain > 0) {
+        ep.n_ops = chain_len[g->chain - 1];
+        for (int k = 0; k < ep.n_ops; k++)
+            ep.ops[k] = (mrt_post_op){.kind = chains[g->chain - 1][k], .bn = bn, .other = other, .lo = -0.5f, .hi = 1.0f};
+    }
+    mrt_sgemm_out out = {.c = c, .ldc = g->n, .accumulate = g->accumulate, .bias = g->bias ? bias : NULL,
+                         .ep = g->chain > 0 ? &ep : NULL, .ep_channel0 = CH0, .ep_at0 = AT0};
     int64_t wsf = mrt_sgemm_workspace_floats(g->m, g->n, g->k, g->pack_a, g->pack_b, threads);
     float *ws = floats(wsf);
     mrt_op_ctx ctx;
@@ -65,14 +107,15 @@ static void run_case(th_rng *r, const gcase *g, mrt_threadpool *pool, int thread
                 acc = k0 == 0 && !g->accumulate ? s : acc + s;
             }
             if (g->bias) acc = acc + bias[i];
+            for (int op = 0; op < ep.n_ops; op++) acc = post_ref(&ep.ops[op], acc, CH0 + i, AT0 + i * g->n + j);
             float got = c[i * g->n + j];
             cr_assert(memcmp(&got, &acc, sizeof got) == 0,
-                      "m %lld n %lld k %lld transA %d stridedB %d acc %d bias %d packA %d packB %d threads %d: C[%lld,%lld] = "
-                      "%.9g, the fma chain gives %.9g",
+                      "m %lld n %lld k %lld transA %d stridedB %d acc %d bias %d packA %d packB %d chain %d threads %d: "
+                      "C[%lld,%lld] = %.9g, the fma chain gives %.9g",
                       (long long)g->m, (long long)g->n, (long long)g->k, g->trans_a, g->b_cols_strided, g->accumulate,
-                      g->bias, g->pack_a, g->pack_b, threads, (long long)i, (long long)j, got, acc);
+                      g->bias, g->pack_a, g->pack_b, g->chain, threads, (long long)i, (long long)j, got, acc);
         }
-    free(a), free(b), free(bias), free(c0), free(c), free(ap), free(bp), free(ws);
+    free(a), free(b), free(bias), free(c0), free(c), free(ap), free(bp), free(ws), free(bn), free(other);
 }
 
 Test(sgemm, every_element_is_the_fma_chain)
@@ -91,7 +134,8 @@ Test(sgemm, every_element_is_the_fma_chain)
             for (size_t b = 0; b < sizeof ns / sizeof *ns; b++)
                 for (size_t c = 0; c < sizeof ks / sizeof *ks; c++) {
                     int64_t v = th_rng_int(&r, 0, 63);
-                    gcase g = {ms[a], ns[b], ks[c], v & 1, v & 2, v & 4, v & 8, v & 16, v & 32};
+                    gcase g = {ms[a], ns[b], ks[c], v & 1, v & 2, v & 4, v & 8, v & 16, v & 32,
+                               (int)th_rng_int(&r, 0, N_CHAINS)};
                     if (g.m * g.n * g.k > 3000000) g.k = 5; /* keep the reference loop quick */
                     run_case(&r, &g, pool, threads);
                 }
