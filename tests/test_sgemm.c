@@ -81,11 +81,13 @@ static void run_case(th_rng *r, const gcase *g, mrt_threadpool *pool, int thread
     mrt_epilogue ep = {0};
     mrt_bn_coef *bn = calloc((size_t)(g->m + CH0), sizeof *bn);
     float *other = rand_floats(r, g->m * g->n + AT0);
-    for (int64_t i = 0; i < g->m + CH0; i++) bn[i] = mrt_bn_coef_make(th_rng_uniform(r, 0.5, 2), th_rng_uniform(r, -1, 1));
+    for (int64_t i = 0; i < g->m + CH0; i++)
+        bn[i] = mrt_bn_coef_make(th_rng_uniform(r, 0.5, 2), th_rng_uniform(r, -1, 1));
     if (g->chain > 0) {
         ep.n_ops = chain_len[g->chain - 1];
         for (int k = 0; k < ep.n_ops; k++)
-            ep.ops[k] = (mrt_post_op){.kind = chains[g->chain - 1][k], .bn = bn, .other = other, .lo = -0.5f, .hi = 1.0f};
+            ep.ops[k] = (mrt_post_op){.kind = chains[g->chain - 1][k], .bn = bn, .other = other, .lo = -0.5f,
+                                      .hi = 1.0f};
     }
     mrt_sgemm_out out = {.c = c, .ldc = g->n, .accumulate = g->accumulate, .bias = g->bias ? bias : NULL,
                          .ep = g->chain > 0 ? &ep : NULL, .ep_channel0 = CH0, .ep_at0 = AT0};
@@ -110,8 +112,8 @@ static void run_case(th_rng *r, const gcase *g, mrt_threadpool *pool, int thread
             for (int op = 0; op < ep.n_ops; op++) acc = post_ref(&ep.ops[op], acc, CH0 + i, AT0 + i * g->n + j);
             float got = c[i * g->n + j];
             cr_assert(memcmp(&got, &acc, sizeof got) == 0,
-                      "m %lld n %lld k %lld transA %d stridedB %d acc %d bias %d packA %d packB %d chain %d threads %d: "
-                      "C[%lld,%lld] = %.9g, the fma chain gives %.9g",
+                      "m %lld n %lld k %lld transA %d stridedB %d acc %d bias %d packA %d packB %d chain %d "
+                      "threads %d: C[%lld,%lld] = %.9g, the fma chain gives %.9g",
                       (long long)g->m, (long long)g->n, (long long)g->k, g->trans_a, g->b_cols_strided, g->accumulate,
                       g->bias, g->pack_a, g->pack_b, g->chain, threads, (long long)i, (long long)j, got, acc);
         }
