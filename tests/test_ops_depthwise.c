@@ -151,6 +151,11 @@ Test(depthwise, fixed_shapes)
         {1, 8, 14, 14, 5, 5, 2, 2, 1, 1, {1, 1, 2, 2}, true},
         {1, 4, 112, 112, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
         {2, 3, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false},
+        /* the row kernel's 3x3 and 5x5 instances (kernel size a constant), strides 1 and 2, dilated too */
+        {1, 3, 28, 28, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},
+        {1, 3, 57, 57, 5, 5, 2, 2, 1, 1, {1, 1, 2, 2}, true},
+        {1, 2, 40, 37, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, true},
+        {1, 2, 41, 70, 5, 5, 2, 2, 2, 1, {4, 2, 4, 2}, false},
         /* 1x1 planes, with and without padding */
         {2, 3, 1, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true},
         {2, 3, 1, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
