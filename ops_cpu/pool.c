@@ -12,6 +12,11 @@
 #include "ops_cpu/linear.h"
 #include "ops_cpu/simd.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define POOL_HAVE_AVX512 1
+#endif
+
 /* float16/bfloat16 run in float: X (and the rois) widened into the workspace infer requested, f[2] for Y. */
 static bool float_copies(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *rois, const mrt_tensor *y, float *f[3])
 {
@@ -359,6 +364,43 @@ static float gap_plane(const float *x, int64_t len)
     return len > 0 ? (float)(acc[0] / (double)len) : 0.0f;
 }
 
+#ifdef POOL_HAVE_AVX512
+/* gap_plane in four vectors of 8 double lanes (lanes 0-7, 8-15, 16-23, 24-31), the same additions in the same
+   order: GCC's vectorisation kept the lanes on the stack for the tail and the pairwise sums, which for
+   EfficientNet-B0's many small planes (7x7: 49 elements) cost more than the sums (3% of its run). */
+__attribute__((target("avx512f"))) static float gap_plane_avx512(const float *x, int64_t len)
+{
+    __m512d acc[4];
+    for (int q = 0; q < 4; q++) acc[q] = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + GP_LANES <= len; i += GP_LANES)
+        for (int q = 0; q < 4; q++) acc[q] = _mm512_add_pd(acc[q], _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8 * q)));
+    for (int q = 0; q < 4 && i + 8 * q < len; q++) { /* lane j gets x[i + j], j < len - i */
+        int64_t left = len - i - 8 * q;
+        __mmask8 m = left >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << left) - 1u);
+        __m512d v = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16)m, x + i + 8 * q)));
+        acc[q] = _mm512_mask_add_pd(acc[q], m, acc[q], v);
+    }
+    acc[0] = _mm512_add_pd(acc[0], acc[2]); /* lane j += lane j + 16 */
+    acc[1] = _mm512_add_pd(acc[1], acc[3]);
+    acc[0] = _mm512_add_pd(acc[0], acc[1]); /* + 8 */
+    __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(acc[0]), _mm512_extractf64x4_pd(acc[0], 1)); /* + 4 */
+    __m128d p = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));              /* + 2 */
+    double sum = _mm_cvtsd_f64(_mm_add_sd(p, _mm_unpackhi_pd(p, p)));                              /* + 1 */
+    return len > 0 ? (float)(sum / (double)len) : 0.0f;
+}
+
+static bool gap_avx512(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return have;
+}
+#endif
+
 MRT_VECTORIZE_CLONES
 static float gmp_plane(const float *x, int64_t len)
 {
@@ -393,6 +435,12 @@ static float gmp_plane(const float *x, int64_t len)
 static void gap_range(void *arg, int64_t begin, int64_t end)
 {
     const gp_job *j = arg;
+#ifdef POOL_HAVE_AVX512
+    if (gap_avx512()) {
+        for (int64_t pl = begin; pl < end; pl++) j->y[pl] = gap_plane_avx512(j->x + pl * j->len, j->len);
+        return;
+    }
+#endif
     for (int64_t pl = begin; pl < end; pl++) j->y[pl] = gap_plane(j->x + pl * j->len, j->len);
 }
 

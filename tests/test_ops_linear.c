@@ -888,6 +888,37 @@ Test(linear, lppool_random)
     run_pool(&r, &o, "LpPool opset 1 (float p)");
 }
 
+/* float32 GlobalAveragePool follows its documented order (ops_cpu/pool.c) bit for bit, on every plane length
+   around the 32 lanes and 8-lane vectors: element i into double lane i % 32, the lanes added pairwise (j += j + 16,
+   then + 8, 4, 2, 1), then / len rounded to float. */
+Test(linear, global_average_pool_float_order)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.gap_order"));
+    static const int64_t lens[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 49, 63, 64, 65, 100, 196, 784, 12544};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        int64_t shape[3] = {1, 3, lens[li]};
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, shape, -2, 2);
+        th_case *c = th_begin("GlobalAveragePool", "", 22);
+        th_input(c, &x);
+        mrt_tensor y;
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        for (int ch = 0; ch < 3; ch++) {
+            const float *xp = (const float *)x.data + ch * lens[li];
+            double lane[32] = {0};
+            for (int64_t i = 0; i < lens[li]; i++) lane[i % 32] += (double)xp[i];
+            for (int w = 16; w >= 1; w /= 2)
+                for (int j = 0; j < w; j++) lane[j] += lane[j + w];
+            float want = (float)(lane[0] / (double)lens[li]), got = ((const float *)y.data)[ch];
+            cr_assert(memcmp(&got, &want, sizeof got) == 0, "length %lld, channel %d: %a, want %a", (long long)lens[li],
+                      ch, (double)got, (double)want);
+        }
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&x);
+        th_free(c);
+    }
+}
+
 Test(linear, global_pools)
 {
     th_rng r;
