@@ -171,8 +171,8 @@ void mrt_vexp_f32(float *y, const float *x, int64_t n)
  * correction, so the result is within about 1 ulp (tests/test_vmath.c sweeps it against float64). For x < 0 the
  * quotient is formed with m and scaled by 2^e at the end, rounding once (a denormal result too); u is formed with
  * 2^max(e, -126), a normal float (below that 1 + u is 1 anyway). sigmoid_avx512 does the same IEEE operations
- * in the same order with AVX-512 instructions (scalef for the powers of two): the same bits, which the test of
- * an element alone against the same element in an array checks. Explicit fmaf, with contraction off, keeps the
+ * in the same order with AVX-512 instructions (scalef for the powers of two): the same bits, which
+ * tests/test_vmath.c checks over its sweep against the portable loop (mrt_vsigmoid_f32_portable). Explicit fmaf, with contraction off, keeps the
  * bits the same in every clone (the baseline one calls libm's exact fmaf). */
 static inline float sigmoid_one(float x)
 {
@@ -257,9 +257,9 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
 
 /* sigmoid_one on 16 lanes, operation for operation (GCC's vectorisation of it builds the powers of two from
    integer bits, and was 45 instructions a vector); x * sigmoid(x) when silu. Four vectors an iteration: one is a
-   chain of some 30 dependent operations, and with one at a time the out-of-order window held too few of them to
-   keep the FP units busy. Whole vectors only: returns how many elements it did. */
-__attribute__((target("avx512f"))) static int64_t sigmoid_avx512(float *y, const float *x, int64_t n, bool silu)
+   chain of some 30 dependent operations. The last partial vector is masked (EfficientNet-B0's 7x7 planes leave 1
+   of 49 to the portable loop, which costs a vector's time per element). */
+__attribute__((target("avx512f"))) static void sigmoid_avx512(float *y, const float *x, int64_t n, bool silu)
 {
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
@@ -271,11 +271,11 @@ __attribute__((target("avx512f"))) static int64_t sigmoid_avx512(float *y, const
         _mm512_storeu_ps(y + i + 32, silu ? _mm512_mul_ps(x2, t2) : t2);
         _mm512_storeu_ps(y + i + 48, silu ? _mm512_mul_ps(x3, t3) : t3);
     }
-    for (; i + 16 <= n; i += 16) {
-        __m512 xv = _mm512_loadu_ps(x + i), t = sigmoid16(xv);
-        _mm512_storeu_ps(y + i, silu ? _mm512_mul_ps(xv, t) : t);
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + i), t = sigmoid16(xv);
+        _mm512_mask_storeu_ps(y + i, m, silu ? _mm512_mul_ps(xv, t) : t);
     }
-    return i;
 }
 
 static bool have_avx512(void)
@@ -291,21 +291,28 @@ static bool have_avx512(void)
 
 void mrt_vsigmoid_f32(float *y, const float *x, int64_t n)
 {
-    int64_t done = 0;
 #ifdef VM_HAVE_AVX512
-    if (have_avx512()) done = sigmoid_avx512(y, x, n, false);
+    if (have_avx512()) {
+        sigmoid_avx512(y, x, n, false);
+        return;
+    }
 #endif
-    sigmoid_generic(y + done, x + done, n - done);
+    sigmoid_generic(y, x, n);
 }
 
 void mrt_vsilu_f32(float *y, const float *x, int64_t n)
 {
-    int64_t done = 0;
 #ifdef VM_HAVE_AVX512
-    if (have_avx512()) done = sigmoid_avx512(y, x, n, true);
+    if (have_avx512()) {
+        sigmoid_avx512(y, x, n, true);
+        return;
+    }
 #endif
-    silu_generic(y + done, x + done, n - done);
+    silu_generic(y, x, n);
 }
+
+void mrt_vsigmoid_f32_portable(float *y, const float *x, int64_t n) { sigmoid_generic(y, x, n); }
+void mrt_vsilu_f32_portable(float *y, const float *x, int64_t n) { silu_generic(y, x, n); }
 
 MRT_VECTORIZE_CLONES
 void mrt_vtanh_f32(float *y, const float *x, int64_t n)

@@ -14,6 +14,10 @@ void mrt_vexp_f32(float *y, const float *x, int64_t n);
 void mrt_vsigmoid_f32(float *y, const float *x, int64_t n);
 /* x * sigmoid(x) (SiLU): the bits of multiplying x by mrt_vsigmoid_f32's result */
 void mrt_vsilu_f32(float *y, const float *x, int64_t n);
+/* The portable loops behind those two, which take an AVX-512 body on CPUs that have one: the same bits, for the
+   tests that check it */
+void mrt_vsigmoid_f32_portable(float *y, const float *x, int64_t n);
+void mrt_vsilu_f32_portable(float *y, const float *x, int64_t n);
 void mrt_verf_f32(float *y, const float *x, int64_t n);
 void mrt_vtanh_f32(float *y, const float *x, int64_t n);
 /* Gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)), computed as 0.5 x erfc(-x / sqrt 2) for x < 0 */
