@@ -201,10 +201,78 @@ static void mp2d_plane(const mp2d_job *j, const float *xp, float *yp, float *row
     }
 }
 
+#ifdef POOL_HAVE_AVX512
+enum { MP_DIRECT_MAXKW = 8, MP_DIRECT_MAXV = 8 }; /* kernel widths and 16-column vectors per call */
+
+/* mp2d_plane for column strides 1 and 2 (and kernels at most MP_DIRECT_MAXKW wide), straight from the input rows:
+   each output vector takes its taps in the order mp2d_plane's two passes give them (kw outer, then the rows), the
+   later one winning only when greater (max_ps(v, y) is v > y ? v : y), so ties keep the first, as there; padding
+   lanes load -inf, as its row buffer holds; NaN is tracked on the side and returned as NAN. The same bits, without
+   the row buffer's copies and the stride-2 gathers GCC made of the column pass (ResNet-18's 3x3/2 max pool: 0.57 ms,
+   against ONNX Runtime's 0.10). */
+__attribute__((target("avx512f"))) static void mp2d_plane_avx512(const mp2d_job *j, const float *xp, float *yp)
+{
+    const mrt_window *w = j->w;
+    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
+    int64_t sh = w->stride[0], S = w->stride[1], pw = w->pad_begin[1];
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), qnan = _mm512_set1_ps(NAN);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int64_t ow0 = 0; ow0 < OW; ow0 += 16 * MP_DIRECT_MAXV) {
+        int nv = (int)((OW - ow0 + 15) / 16 < MP_DIRECT_MAXV ? (OW - ow0 + 15) / 16 : MP_DIRECT_MAXV);
+        /* lanes of the two 16-float loads at input column (ow0 + 16 v) S - pw + kw (+ 16) inside [0, W) */
+        __mmask16 mk[MP_DIRECT_MAXKW][MP_DIRECT_MAXV][2];
+        for (int64_t kw = 0; kw < KW; kw++)
+            for (int v = 0; v < nv; v++)
+                for (int h = 0; h < 2; h++) {
+                    int64_t c0 = (ow0 + 16 * v) * S - pw + kw + 16 * h, lo = c0 < 0 ? -c0 : 0, hi = W - c0;
+                    hi = hi > 16 ? 16 : hi;
+                    mk[kw][v][h] = lo >= hi ? 0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+                }
+        int64_t left = OW - ow0 - 16 * (nv - 1);
+        __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t h0 = oh * sh - w->pad_begin[0], hlo = h0 < 0 ? 0 : h0, hhi = h0 + KH < H ? h0 + KH : H;
+            for (int v = 0; v < nv; v++) {
+                __m512 y = ninf;
+                __mmask16 nan = 0;
+                for (int64_t kw = 0; kw < KW; kw++)
+                    for (int64_t ih = hlo; ih < hhi; ih++) {
+                        const float *p = xp + ih * W + (ow0 + 16 * v) * S - pw + kw;
+                        __m512 x = _mm512_mask_loadu_ps(ninf, mk[kw][v][0], p);
+                        if (S == 2)
+                            x = _mm512_permutex2var_ps(x, even, _mm512_mask_loadu_ps(ninf, mk[kw][v][1], p + 16));
+                        nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+                        y = kw == 0 && ih == hlo ? x : _mm512_max_ps(x, y);
+                    }
+                y = _mm512_mask_mov_ps(y, nan, qnan);
+                _mm512_mask_storeu_ps(yp + oh * OW + ow0 + 16 * v, v == nv - 1 ? last : (__mmask16)0xFFFF, y);
+            }
+        }
+    }
+}
+
+static bool mp2d_avx512(const mrt_window *w)
+{
+    static int have = -1;
+    if (have < 0) {
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return have && (w->stride[1] == 1 || w->stride[1] == 2) && w->kernel[1] <= MP_DIRECT_MAXKW;
+}
+#endif
+
 static void mp2d_range(void *arg, int64_t begin, int64_t end)
 {
     const mp2d_job *j = arg;
     const mrt_window *w = j->w;
+#ifdef POOL_HAVE_AVX512
+    if (mp2d_avx512(w)) {
+        for (int64_t pl = begin; pl < end; pl++)
+            mp2d_plane_avx512(j, j->x + pl * w->in[0] * w->in[1], j->y + pl * w->out[0] * w->out[1]);
+        return;
+    }
+#endif
     float row[MP_ROW];
     for (int64_t pl = begin; pl < end; pl++)
         mp2d_plane(j, j->x + pl * w->in[0] * w->in[1], j->y + pl * w->out[0] * w->out[1], row);

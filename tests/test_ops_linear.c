@@ -1124,6 +1124,64 @@ Test(linear, fp64_precision_mode)
 
 /* The 2-D float fast path (no Indices output): a NaN in a window wins, padding never does, and a window made
    of padding only (pads >= kernel) is 0, as in the general kernel. */
+/* 2-D float MaxPool, bit for bit against its documented order (ops_cpu/pool.c: the taps in (kernel column, then
+   row) order, a later one winning only when greater, so ties of +0 and -0 keep the first; NaN anywhere gives NaN),
+   over column strides 1, 2 and 3, kernels up to 9 wide, pads below the kernel, rows wider than 128 outputs, and
+   inputs with NaN, infinities and signed zeros. */
+Test(linear, maxpool_2d_order_nan_and_zeros)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.maxpool_2d_order"));
+    for (int it = 0; it < 120; it++) {
+        int64_t kh = th_rng_int(&r, 1, 4), kw = th_rng_int(&r, 1, 9), sh = th_rng_int(&r, 1, 2);
+        int64_t sw = th_rng_int(&r, 1, 3), pads[4];
+        pads[0] = th_rng_int(&r, 0, kh - 1), pads[2] = th_rng_int(&r, 0, kh - 1);
+        pads[1] = th_rng_int(&r, 0, kw - 1), pads[3] = th_rng_int(&r, 0, kw - 1);
+        int64_t H = kh + th_rng_int(&r, 0, 12), W = kw + th_rng_int(&r, 0, it % 5 == 0 ? 300 : 40);
+        int64_t xs[4] = {1, 2, H, W};
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, xs, -2, 2);
+        float *xv = x.data;
+        for (int64_t i = 0; i < 2 * H * W; i++) {
+            int64_t u = th_rng_int(&r, 0, 99);
+            xv[i] = u == 0 ? NAN : u == 1 ? INFINITY : u == 2 ? -INFINITY : u < 20 ? 0.0f : u < 40 ? -0.0f : xv[i];
+        }
+        th_case *c = th_begin("MaxPool", "", 12);
+        th_input(c, &x);
+        th_attr_ints(c, "kernel_shape", 2, (int64_t[]){kh, kw});
+        th_attr_ints(c, "strides", 2, (int64_t[]){sh, sw});
+        th_attr_ints(c, "pads", 4, pads);
+        mrt_tensor y = {0};
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        int64_t OH = y.shape[2], OW = y.shape[3];
+        const float *yv = y.data;
+        for (int64_t pl = 0; pl < 2; pl++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    float want = -INFINITY;
+                    bool any = false, nan = false;
+                    for (int64_t b = 0; b < kw; b++)
+                        for (int64_t a = 0; a < kh; a++) {
+                            int64_t ih = oh * sh - pads[0] + a, iw = ow * sw - pads[1] + b;
+                            if (ih < 0 || ih >= H) continue; /* padding rows are skipped, padding columns are -inf */
+                            float v = iw < 0 || iw >= W ? -INFINITY : xv[(pl * H + ih) * W + iw];
+                            nan |= v != v;
+                            if (!any || v > want) want = v;
+                            any = true;
+                        }
+                    float got = yv[(pl * OH + oh) * OW + ow];
+                    if (nan) cr_assert(got != got, "case %d (%lld,%lld): %a, want NaN", it, (long long)oh, (long long)ow,
+                                       (double)got);
+                    else cr_assert(memcmp(&got, &want, sizeof got) == 0,
+                                   "case %d k %lldx%lld s %lldx%lld (%lld,%lld): %a, want %a", it, (long long)kh,
+                                   (long long)kw, (long long)sh, (long long)sw, (long long)oh, (long long)ow,
+                                   (double)got, (double)want);
+                }
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&x);
+        th_free(c);
+    }
+}
+
 Test(linear, maxpool_2d_fast_path_nan_and_pads)
 {
     float xv[16];
