@@ -1169,8 +1169,9 @@ Test(linear, maxpool_2d_order_nan_and_zeros)
                             any = true;
                         }
                     float got = yv[(pl * OH + oh) * OW + ow];
-                    if (nan) cr_assert(got != got, "case %d (%lld,%lld): %a, want NaN", it, (long long)oh, (long long)ow,
-                                       (double)got);
+                    if (nan)
+                        cr_assert(got != got, "case %d (%lld,%lld): %a, want NaN", it, (long long)oh, (long long)ow,
+                                  (double)got);
                     else cr_assert(memcmp(&got, &want, sizeof got) == 0,
                                    "case %d k %lldx%lld s %lldx%lld (%lld,%lld): %a, want %a", it, (long long)kh,
                                    (long long)kw, (long long)sh, (long long)sw, (long long)oh, (long long)ow,
