@@ -5,14 +5,15 @@
  * float result is the correctly rounded one except in rare near-halfway cases (then 1 ulp off): well within the
  * 2-ulp target, with no float-only error analysis to get wrong. sigmoid and exp, the hot ones (SiLU in every
  * EfficientNet block, Softmax in every attention layer), are computed in float on twice the lanes, with hi + lo
- * pairs where float alone would lose bits: sigmoid within 0.64 ulp on normal results (0.06% of them not
- * correctly rounded), exp within 0.75 ulp (tests/test_vmath.c).
+ * pairs where float alone would lose bits: sigmoid within 0.63 ulp on normal results, exp within 0.75 ulp
+ * (tests/test_vmath.c). About 1% of sigmoids are not correctly rounded on inputs spread over [-20, 20] (0.06% over
+ * every 7th float, most of which are tiny or huge).
  *
  * The loops are written for GCC's auto-vectorizer: no libm calls, no branches (clamps and selects are
- * ternaries that become blends), 2^n built from integer bits. MRT_VECTORIZE_CLONES compiles them for AVX-512,
- * AVX2 and baseline x86-64; with contraction off (ISO C11) every clone, and the scalar remainder loop, does the
- * same IEEE operations in the same order, so the bits never depend on the CPU, on the alignment or on how a
- * caller splits an array. NaN propagates through the arithmetic (NaN in, NaN out); infinities are clamped to
+ * ternaries that become blends), 2^n built from integer bits; the sigmoid also has an AVX-512 body in intrinsics
+ * that does the same operations. MRT_VECTORIZE_CLONES compiles them for AVX-512, AVX2 and baseline x86-64; with
+ * contraction off (ISO C11) every clone, and the scalar remainder loop, does the same IEEE operations in the same
+ * order, so the bits never depend on the CPU, on the alignment or on how a caller splits an array. NaN propagates through the arithmetic (NaN in, NaN out); infinities are clamped to
  * finite arguments whose results round to the right limit (0, 1, inf). */
 #include "ops_cpu/vmath.h"
 
