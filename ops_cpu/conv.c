@@ -351,7 +351,8 @@ __attribute__((target("avx512f"))) static void pack_rows_avx512(const panel_load
                 if (stride == 1) {
                     r = _mm512_mask_loadu_ps(r, pl->lanes[v][k], p);
                 } else {
-                    __m512 lo = _mm512_maskz_loadu_ps(pl->lo[v][k], p), hi = _mm512_maskz_loadu_ps(pl->hi[v][k], p + 16);
+                    __m512 lo = _mm512_maskz_loadu_ps(pl->lo[v][k], p);
+                    __m512 hi = _mm512_maskz_loadu_ps(pl->hi[v][k], p + 16);
                     r = _mm512_mask_mov_ps(r, pl->lanes[v][k], _mm512_permutex2var_ps(lo, even, hi));
                 }
             }

@@ -13,8 +13,9 @@
  * ternaries that become blends), 2^n built from integer bits; the sigmoid also has an AVX-512 body in intrinsics
  * that does the same operations. MRT_VECTORIZE_CLONES compiles them for AVX-512, AVX2 and baseline x86-64; with
  * contraction off (ISO C11) every clone, and the scalar remainder loop, does the same IEEE operations in the same
- * order, so the bits never depend on the CPU, on the alignment or on how a caller splits an array. NaN propagates through the arithmetic (NaN in, NaN out); infinities are clamped to
- * finite arguments whose results round to the right limit (0, 1, inf). */
+ * order, so the bits never depend on the CPU, on the alignment or on how a caller splits an array. NaN propagates
+ * through the arithmetic (NaN in, NaN out); infinities are clamped to finite arguments whose results round to the
+ * right limit (0, 1, inf). */
 #include "ops_cpu/vmath.h"
 
 #include <math.h>
@@ -173,8 +174,8 @@ void mrt_vexp_f32(float *y, const float *x, int64_t n)
  * quotient is formed with m and scaled by 2^e at the end, rounding once (a denormal result too); u is formed with
  * 2^max(e, -126), a normal float (below that 1 + u is 1 anyway). sigmoid_avx512 does the same IEEE operations
  * in the same order with AVX-512 instructions (scalef for the powers of two): the same bits, which
- * tests/test_vmath.c checks over its sweep against the portable loop (mrt_vsigmoid_f32_portable). Explicit fmaf, with contraction off, keeps the
- * bits the same in every clone (the baseline one calls libm's exact fmaf). */
+ * tests/test_vmath.c checks over its sweep against the portable loop (mrt_vsigmoid_f32_portable). Explicit fmaf,
+ * with contraction off, keeps the bits the same in every clone (the baseline one calls libm's exact fmaf). */
 static inline float sigmoid_one(float x)
 {
     uint32_t ux = bits_f(x);
@@ -226,7 +227,8 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
     __mmask16 neg = _mm512_cmplt_epi32_mask(xi, _mm512_setzero_si512());
     __m512 a = _mm512_castsi512_ps(_mm512_and_si512(xi, _mm512_set1_epi32(0x7fffffff)));
     a = _mm512_min_ps(_mm512_set1_ps(104.0f), a); /* 104 < a ? 104 : a, so NaN passes */
-    __m512 v = _mm512_sub_ps(_mm512_setzero_ps(), a);
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    __m512 v = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), sign)); /* -a, exactly as the C */
     /* exp_parts_f(v) */
     __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(VMF_LOG2E), _mm512_set1_ps(VMF_ROUND_SHIFT));
     __m512 nf = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
