@@ -377,6 +377,39 @@ __attribute__((target("avx512f"))) static inline void dw_transpose16(__m512 r[16
 }
 
 /* Task t: image t / blocks, channels [16 (t % blocks), +16) */
+/* The block's outputs into acc ([position][channel]), each one fma chain over the taps in (kh, kw) order from the
+   bias; DW_CH_POS positions in flight. Inlined into each call, so constant taps and stride make their own loops. */
+__attribute__((target("avx512f"), always_inline)) static inline void dw_ch_compute(const dw_job *j, const float *xs,
+                                                                                  float *acc, const float *wt,
+                                                                                  __m512 bias, int64_t Wp,
+                                                                                  const int64_t *toff, int64_t taps,
+                                                                                  int64_t sw)
+{
+    for (int64_t oh = 0; oh < j->OH; oh++) {
+        const float *row = xs + oh * j->sh * Wp * DW_CH;
+        float *ar = acc + oh * j->OW * DW_CH;
+        int64_t ow = 0;
+        for (; ow + DW_CH_POS <= j->OW; ow += DW_CH_POS) {
+            __m512 a[DW_CH_POS];
+            for (int p = 0; p < DW_CH_POS; p++) a[p] = bias;
+            for (int64_t k = 0; k < taps; k++) {
+                __m512 wv = _mm512_load_ps(wt + k * DW_CH);
+                const float *src = row + (ow * sw + toff[k]) * DW_CH;
+                for (int p = 0; p < DW_CH_POS; p++)
+                    a[p] = _mm512_fmadd_ps(wv, _mm512_load_ps(src + p * sw * DW_CH), a[p]);
+            }
+            for (int p = 0; p < DW_CH_POS; p++) _mm512_store_ps(ar + (ow + p) * DW_CH, a[p]);
+        }
+        for (; ow < j->OW; ow++) {
+            __m512 a = bias;
+            for (int64_t k = 0; k < taps; k++)
+                a = _mm512_fmadd_ps(_mm512_load_ps(wt + k * DW_CH), _mm512_load_ps(row + (ow * sw + toff[k]) * DW_CH),
+                                    a);
+            _mm512_store_ps(ar + ow * DW_CH, a);
+        }
+    }
+}
+
 __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int64_t t0, int64_t t1)
 {
     const dw_job *j = arg;
@@ -414,29 +447,12 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
         }
         for (int64_t ch = nc; ch < DW_CH; ch++) bs[ch] = 0.0f;
         __m512 bias = _mm512_load_ps(bs);
-        for (int64_t oh = 0; oh < j->OH; oh++) {
-            const float *row = xs + oh * j->sh * g.Wp * DW_CH;
-            float *ar = acc + oh * j->OW * DW_CH;
-            int64_t ow = 0;
-            for (; ow + DW_CH_POS <= j->OW; ow += DW_CH_POS) {
-                __m512 a[DW_CH_POS];
-                for (int p = 0; p < DW_CH_POS; p++) a[p] = bias;
-                for (int64_t k = 0; k < taps; k++) {
-                    __m512 wv = _mm512_load_ps(wt + k * DW_CH);
-                    const float *src = row + (ow * j->sw + toff[k]) * DW_CH;
-                    for (int p = 0; p < DW_CH_POS; p++)
-                        a[p] = _mm512_fmadd_ps(wv, _mm512_load_ps(src + p * j->sw * DW_CH), a[p]);
-                }
-                for (int p = 0; p < DW_CH_POS; p++) _mm512_store_ps(ar + (ow + p) * DW_CH, a[p]);
-            }
-            for (; ow < j->OW; ow++) {
-                __m512 a = bias;
-                for (int64_t k = 0; k < taps; k++)
-                    a = _mm512_fmadd_ps(_mm512_load_ps(wt + k * DW_CH),
-                                        _mm512_load_ps(row + (ow * j->sw + toff[k]) * DW_CH), a);
-                _mm512_store_ps(ar + ow * DW_CH, a);
-            }
-        }
+        /* the 3x3 and 5x5 kernels with strides 1 and 2 with their sizes as constants: the tap loop unrolls */
+        if (taps == 9 && j->KW == 3 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 9, 1);
+        else if (taps == 9 && j->KW == 3 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 9, 2);
+        else if (taps == 25 && j->KW == 5 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 1);
+        else if (taps == 25 && j->KW == 5 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 2);
+        else dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, taps, j->sw);
         /* back to the channels' planes, 16 positions at a time */
         float *y0 = j->y + (img * j->C + c0) * ohw;
         for (int64_t p0 = 0; p0 < ohw; p0 += DW_CH) {

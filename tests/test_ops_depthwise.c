@@ -151,6 +151,10 @@ Test(depthwise, fixed_shapes)
         {1, 8, 14, 14, 5, 5, 2, 2, 1, 1, {1, 1, 2, 2}, true},
         {1, 4, 112, 112, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
         {2, 3, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false},
+        /* the small-plane path's 3x3 and 5x5 specialisations, strides 1 and 2 (MobileNetV2's 14 -> 7) */
+        {1, 20, 14, 14, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
+        {1, 20, 9, 11, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false},
+        {1, 17, 12, 12, 5, 5, 2, 2, 1, 1, {2, 1, 2, 1}, true},
         /* the row kernel's 3x3 and 5x5 instances (kernel size a constant), strides 1 and 2, dilated too */
         {1, 3, 28, 28, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},
         {1, 3, 57, 57, 5, 5, 2, 2, 1, 1, {1, 1, 2, 2}, true},
