@@ -17,8 +17,7 @@
 #include "ops_cpu/sgemm.h"
 #include "ops_cpu/simd.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 #define CONV_HAVE_AVX512 1
 #endif
 
@@ -361,15 +360,6 @@ __attribute__((target("avx512f"))) static void pack_rows_avx512(const panel_load
     }
 }
 
-static bool has_avx512f(void)
-{
-    static int have = -1;
-    if (have < 0) {
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return have;
-}
 #endif
 
 MRT_VECTORIZE_CLONES
@@ -382,7 +372,7 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
     pack_seg seg[3 * (MRT_SGEMM_NR + 1)];
     panel_row rows[MRT_SGEMM_NR + 1];
 #ifdef CONV_HAVE_AVX512
-    bool vec = (s == 1 || s == 2) && has_avx512f();
+    bool vec = (s == 1 || s == 2) && mrt_cpu_has_avx512f();
 #endif
     for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
         int64_t je = jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1;

@@ -30,8 +30,7 @@
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/simd.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 #define DW_HAVE_AVX512 1
 #endif
 
@@ -313,12 +312,7 @@ static void dw_plane_direct(const dw_job *j, int64_t plane, bool with_epilogue)
 
 static bool dw_direct_ok(const dw_job *j)
 {
-    static int avx512 = -1;
-    if (avx512 < 0) {
-        __builtin_cpu_init();
-        avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return avx512 && (j->sw == 1 || j->sw == 2) && j->KW <= DW_DIRECT_MAXKW && j->W <= DW_DIRECT_MAXW;
+    return mrt_cpu_has_avx512f() && (j->sw == 1 || j->sw == 2) && j->KW <= DW_DIRECT_MAXKW && j->W <= DW_DIRECT_MAXW;
 }
 
 /* ---- small planes (7x7, 14x14): 16 channels per vector. A row of 7 or 14 fills a vector badly and each plane

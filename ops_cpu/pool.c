@@ -12,8 +12,7 @@
 #include "ops_cpu/linear.h"
 #include "ops_cpu/simd.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 #define POOL_HAVE_AVX512 1
 #endif
 
@@ -253,12 +252,7 @@ __attribute__((target("avx512f"))) static void mp2d_plane_avx512(const mp2d_job 
 
 static bool mp2d_avx512(const mrt_window *w)
 {
-    static int have = -1;
-    if (have < 0) {
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return have && (w->stride[1] == 1 || w->stride[1] == 2) && w->kernel[1] <= MP_DIRECT_MAXKW;
+    return mrt_cpu_has_avx512f() && (w->stride[1] == 1 || w->stride[1] == 2) && w->kernel[1] <= MP_DIRECT_MAXKW;
 }
 #endif
 
@@ -457,16 +451,6 @@ __attribute__((target("avx512f"))) static float gap_plane_avx512(const float *x,
     double sum = _mm_cvtsd_f64(_mm_add_sd(p, _mm_unpackhi_pd(p, p)));                              /* + 1 */
     return len > 0 ? (float)(sum / (double)len) : 0.0f;
 }
-
-static bool gap_avx512(void)
-{
-    static int have = -1;
-    if (have < 0) {
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return have;
-}
 #endif
 
 MRT_VECTORIZE_CLONES
@@ -504,7 +488,7 @@ static void gap_range(void *arg, int64_t begin, int64_t end)
 {
     const gp_job *j = arg;
 #ifdef POOL_HAVE_AVX512
-    if (gap_avx512()) {
+    if (mrt_cpu_has_avx512f()) {
         for (int64_t pl = begin; pl < end; pl++) j->y[pl] = gap_plane_avx512(j->x + pl * j->len, j->len);
         return;
     }

@@ -24,8 +24,7 @@
 
 #include "ops_cpu/simd.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 #define VM_HAVE_AVX512 1
 #endif
 
@@ -280,39 +279,23 @@ __attribute__((target("avx512f"))) static void sigmoid_avx512(float *y, const fl
         _mm512_mask_storeu_ps(y + i, m, silu ? _mm512_mul_ps(xv, t) : t);
     }
 }
-
-static bool have_avx512(void)
-{
-    static int have = -1;
-    if (have < 0) {
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return have;
-}
 #endif
 
-void mrt_vsigmoid_f32(float *y, const float *x, int64_t n)
+/* the AVX-512 body where the CPU has it, else the portable loop */
+static void sigmoid_any(float *y, const float *x, int64_t n, bool silu)
 {
 #ifdef VM_HAVE_AVX512
-    if (have_avx512()) {
-        sigmoid_avx512(y, x, n, false);
+    if (mrt_cpu_has_avx512f()) {
+        sigmoid_avx512(y, x, n, silu);
         return;
     }
 #endif
-    sigmoid_generic(y, x, n);
+    if (silu) silu_generic(y, x, n);
+    else sigmoid_generic(y, x, n);
 }
 
-void mrt_vsilu_f32(float *y, const float *x, int64_t n)
-{
-#ifdef VM_HAVE_AVX512
-    if (have_avx512()) {
-        sigmoid_avx512(y, x, n, true);
-        return;
-    }
-#endif
-    silu_generic(y, x, n);
-}
+void mrt_vsigmoid_f32(float *y, const float *x, int64_t n) { sigmoid_any(y, x, n, false); }
+void mrt_vsilu_f32(float *y, const float *x, int64_t n) { sigmoid_any(y, x, n, true); }
 
 void mrt_vsigmoid_f32_portable(float *y, const float *x, int64_t n) { sigmoid_generic(y, x, n); }
 void mrt_vsilu_f32_portable(float *y, const float *x, int64_t n) { silu_generic(y, x, n); }
