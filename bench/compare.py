@@ -397,7 +397,10 @@ def write_report(args, rows, ort_version):
              "thread, sequential, all graph optimizations"]
     if torch_version:
         lines.append(f"- PyTorch {torch_version} (eager, no_grad, `torch.set_num_threads`)")
-    if head and commit != "?" and not head.startswith(commit):
+    if commit.endswith("-dirty"):
+        lines.append(f"- **note**: the minirt binary was built from uncommitted changes on top of "
+                     f"{commit[:-len('-dirty')]}; the tree is at {head[:12] if head else '?'}")
+    elif head and commit != "?" and not head.startswith(commit):
         lines.append(f"- **note**: the minirt binary was built from {commit}, the tree is at {head[:12]}")
     lines += [f"- command: `{cmd}`",
               f"- {args.rounds} alternating round(s) x {args.duration:g} s per engine after a {args.warmup_ms:g} ms "

@@ -3,7 +3,7 @@
 # an older configure, nor a clean commit's name for code that was never committed. OUT is rewritten only when the
 # stamp changes, so an unchanged tree relinks nothing.
 # Usage: cmake -DSRC_DIR=<source dir> -DOUT=<file> -P commit_stamp.cmake
-cmake_minimum_required(VERSION 3.18) # file(CONFIGURE), and the policies of the main build
+cmake_minimum_required(VERSION 3.25) # as the main build (file(CONFIGURE) needs 3.18)
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY "${SRC_DIR}"
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR NOT commit)
