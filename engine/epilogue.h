@@ -28,6 +28,14 @@ typedef struct mrt_bn_coef {
     float a_hi, a_lo, b_hi, b_lo;
 } mrt_bn_coef;
 
+/* A BatchNormalization channel's multiplier and addend in double: the one computation both the stand-alone kernel
+   and the fused post-op (engine/fuse.c) use, so they apply the same coefficients */
+static inline void mrt_bn_affine(double scale, double bias, double mean, double var, double eps, double *a, double *b)
+{
+    *a = scale / sqrt(var + eps);
+    *b = bias - mean * *a;
+}
+
 static inline mrt_bn_coef mrt_bn_coef_make(double a, double b)
 {
     mrt_bn_coef k = {(float)a, 0.0f, (float)b, 0.0f};

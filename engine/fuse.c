@@ -46,8 +46,8 @@ static int only_reader(const fuse_scan *fs, int v)
 
 static bool is_const(const mrt_exec *e, int v) { return v >= 0 && e->state[v] == MRT_VS_CONST; }
 
-/* BatchNormalization in inference mode on x (output 0 only, per-channel constants): its A and B, computed as
-   ops_cpu/norm.c computes them. */
+/* BatchNormalization in inference mode on x (output 0 only, per-channel constants): its coefficients, by
+   mrt_bn_affine as ops_cpu/norm.c computes them. */
 static bool bn_link(const mrt_exec *e, const mrt_step *st, int x, int64_t channels, mrt_bn_coef **coef)
 {
     const mrt_node *nd = &e->graph->nodes[st->node];
@@ -71,8 +71,9 @@ static bool bn_link(const mrt_exec *e, const mrt_step *st, int x, int64_t channe
     for (int64_t k = 0; k < channels; k++) {
         const mrt_tensor *scale = &e->vals[nd->inputs[1]].tensor, *bias = &e->vals[nd->inputs[2]].tensor;
         const mrt_tensor *mean = &e->vals[nd->inputs[3]].tensor, *var = &e->vals[nd->inputs[4]].tensor;
-        double a = mrt_load_f64(scale->dtype, scale->data, k) / sqrt(mrt_load_f64(var->dtype, var->data, k) + eps);
-        double b = mrt_load_f64(bias->dtype, bias->data, k) - mrt_load_f64(mean->dtype, mean->data, k) * a;
+        double a, b;
+        mrt_bn_affine(mrt_load_f64(scale->dtype, scale->data, k), mrt_load_f64(bias->dtype, bias->data, k),
+                      mrt_load_f64(mean->dtype, mean->data, k), mrt_load_f64(var->dtype, var->data, k), eps, &a, &b);
         c[k] = mrt_bn_coef_make(a, b);
     }
     *coef = c;
