@@ -162,7 +162,8 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
                 !((mn->inputs[0] == x && mn->inputs[1] == sv) || (mn->inputs[0] == sv && mn->inputs[1] == x)))
                 break;
             int y = mn->outputs[0];
-            if (y < 0 || !mrt_tensor_same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT) break;
+            if (y < 0 || !mrt_tensor_same_shape(&e->vals[y].tensor, xt) || e->vals[y].tensor.dtype != MRT_DTYPE_FLOAT)
+                break;
             add_op(f, MRT_POST_SILU);
             fused_away[x] = fused_away[sv] = 1;
             absorbed[n_abs++] = sig;

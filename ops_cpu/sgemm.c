@@ -16,11 +16,6 @@
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/simd.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define MRT_HAVE_AVX512_KERNEL 1
-#endif
-
 #define MR MRT_SGEMM_MR
 #define NR MRT_SGEMM_NR
 enum {
@@ -56,7 +51,7 @@ mrt_status mrt_sgemm_alloc_packed(const mrt_op_ctx *ctx, int64_t n, float **out)
     return MRT_STATUS_OK;
 }
 
-#ifdef MRT_HAVE_AVX512_KERNEL
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 /* A full panel of row-major A, 8 k at a time: eight 8-float row pieces transposed in registers into eight
    8-row columns (the scalar loop reads eight rows element by element: 3% of the Transformer encoder's run).
    Returns how many k it packed (a multiple of 8). */
@@ -97,7 +92,7 @@ static int64_t a_offset(int64_t panels, int64_t k, int64_t p, int64_t k0)
 static void pack_a_range(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t k, int64_t p0, int64_t p1,
                          float *dst)
 {
-#ifdef MRT_HAVE_AVX512_KERNEL
+#ifdef MRT_HAVE_AVX512_INTRINSICS
     static int avx2 = -1;
     if (avx2 < 0) {
         __builtin_cpu_init();
@@ -110,7 +105,7 @@ static void pack_a_range(const float *a, int64_t rs, int64_t cs, int64_t m, int6
             int64_t kc = min64(K_BLOCK, k - k0), rows = min64(MR, m - p * MR), kk0 = 0;
             const float *src = a + p * MR * rs + k0 * cs;
             float *d = dst + a_offset(panels, k, p, k0);
-#ifdef MRT_HAVE_AVX512_KERNEL
+#ifdef MRT_HAVE_AVX512_INTRINSICS
             if (avx2 && cs == 1 && rows == MR) kk0 = pack_a_panel_avx2(src, rs, kc, d);
 #endif
             for (int64_t kk = kk0; kk < kc; kk++) {
@@ -189,7 +184,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
     }
 }
 
-#ifdef MRT_HAVE_AVX512_KERNEL
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 /* NV vectors of 16 columns: the full tile is NV = 3; a panel's last columns use the narrowest tile that covers
    them (a 7x7 image has 49 columns: 48 + 1), so a short tail does not cost a full tile. */
 #define TILE_AVX512(NV)                                                                                            \
@@ -240,9 +235,8 @@ static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, in
 
 static tile_fn pick_tile(void)
 {
-#ifdef MRT_HAVE_AVX512_KERNEL
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return tile_avx512;
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    if (mrt_cpu_has_avx512f()) return tile_avx512;
 #endif
     return tile_generic;
 }
@@ -281,7 +275,7 @@ static void cols_generic(int64_t kc, const float *ap, int64_t a_pstride, int pan
                     acc[p][j][i] = fmaf(ap[p * a_pstride + kk * MR + i], bp[kk * bs + j], acc[p][j][i]);
 }
 
-#ifdef MRT_HAVE_AVX512_KERNEL
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 /* One body per column count, with every loop bound a constant so the 4 x NC accumulators stay in registers (with
    the counts as run-time values GCC kept them on the stack: a tenth of the tile's speed). Panels past `panels`
    read panel 0 and are not stored. */
@@ -327,7 +321,7 @@ static void cols_avx2(int64_t kc, const float *ap, int64_t a_pstride, int panels
 
 static cols_fn pick_cols(void)
 {
-#ifdef MRT_HAVE_AVX512_KERNEL
+#ifdef MRT_HAVE_AVX512_INTRINSICS
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return cols_avx2;
 #endif
