@@ -202,15 +202,6 @@ enum {
 };
 static const float dw_zero_row[DW_DIRECT_MAXW];
 
-/* Lanes i of a 16-lane load at input column c0 + i that lie in [0, W) */
-static inline __mmask16 dw_cols_mask(int64_t c0, int64_t W)
-{
-    int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0;
-    if (hi > 16) hi = 16;
-    if (lo >= hi) return 0;
-    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
-
 /* Output rows [oh0, oh1), columns [ow0, ow0 + 16 NV) (the last vector may be partial) of one plane, stride S
    (1 or 2) along the row, R rows at a time so that R * NV fma chains are in flight (a 7x7 plane has one vector
    per row). Each output vector is one fma chain over the taps in (kh, kw) order. Tap (kh, kw) of vector v reads
@@ -226,7 +217,7 @@ static inline __mmask16 dw_cols_mask(int64_t c0, int64_t W)
         for (int64_t kw = 0; kw < KW; kw++)                                                                        \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                                   \
                 for (int h = 0; h < S; h++)                                                                        \
-                    mk[kw][v][h] = dw_cols_mask((ow0 + 16 * v) * S - j->pw + kw * j->dw + 16 * h, W);              \
+                    mk[kw][v][h] = mrt_mask16_inside((ow0 + 16 * v) * S - j->pw + kw * j->dw + 16 * h, W);     \
         int64_t left = OW - ow0 - 16 * (NV - 1);                                                                   \
         __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);                          \
         const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);         \

@@ -222,11 +222,7 @@ __attribute__((target("avx512f"))) static void mp2d_plane_avx512(const mp2d_job 
         __mmask16 mk[MP_DIRECT_MAXKW][MP_DIRECT_MAXV][2];
         for (int64_t kw = 0; kw < KW; kw++)
             for (int v = 0; v < nv; v++)
-                for (int h = 0; h < 2; h++) {
-                    int64_t c0 = (ow0 + 16 * v) * S - pw + kw + 16 * h, lo = c0 < 0 ? -c0 : 0, hi = W - c0;
-                    hi = hi > 16 ? 16 : hi;
-                    mk[kw][v][h] = lo >= hi ? 0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-                }
+                for (int h = 0; h < 2; h++) mk[kw][v][h] = mrt_mask16_inside((ow0 + 16 * v) * S - pw + kw + 16 * h, W);
         int64_t left = OW - ow0 - 16 * (nv - 1);
         __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
         for (int64_t oh = 0; oh < OH; oh++) {

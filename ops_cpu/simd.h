@@ -7,10 +7,22 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define MRT_HAVE_AVX512_INTRINSICS 1
+#endif
+
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+/* The lanes i of a 16-float load at position c0 + i that lie in [0, n): a row's columns, the rest padding */
+static inline __mmask16 mrt_mask16_inside(int64_t c0, int64_t n)
+{
+    int64_t lo = c0 < 0 ? -c0 : 0, hi = n - c0;
+    if (hi > 16) hi = 16;
+    if (lo >= hi) return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
 #endif
 
 /* The CPU has AVX-512F (asked once per translation unit, then cached) */
