@@ -1,7 +1,7 @@
 #!/bin/sh
 # `minirt bench`: the statistics, the JSON other tools read, and the --profile Chrome trace (valid JSON, the
-# event fields of ONNX Runtime's profile format, node times summing to within 10% of each run), checked with
-# json_check; and its usage errors.
+# event fields of ONNX Runtime's profile format, node times summing to within 10% of the run), checked with
+# json_check (which must itself catch overlapping nodes and a node missing from every run); and its usage errors.
 # usage: test_bench_cli.sh MINIRT JSON_CHECK SOURCE_DIR WORK_DIR
 set -eu
 minirt="$1"
@@ -36,6 +36,28 @@ set +e
 out=$("$minirt" bench 2>&1); rc=$?
 set -e
 [ $rc -eq 2 ] && echo "$out" | grep -q "needs a model path" && ok || bad "no model: exit $rc: $out"
+
+# json_check's trace check on made-up traces of three runs of 100 us: one run preempted between its nodes passes;
+# a node missing from every run, and nodes overlapping, fail
+trace() { # DUR_OF_SECOND_NODE_IN_RUN_1 DUR_IN_RUN_2 DUR_IN_RUN_3: each run is a 50 us node and that one
+    printf '['
+    for r in 1 2 3; do
+        eval "d=\$$r"
+        ts=$((r * 1000))
+        printf '{"cat":"Session","name":"model_run","ph":"X","pid":1,"tid":0,"ts":%d,"dur":100},' $ts
+        printf '{"cat":"Node","name":"a","ph":"X","pid":1,"tid":0,"ts":%d,"dur":50,' $ts
+        printf '"args":{"op_name":"Relu","provider":"minirt_cpu"}},'
+        printf '{"cat":"Node","name":"b","ph":"X","pid":1,"tid":0,"ts":%d,"dur":%d,' $((ts + 50)) "$d"
+        printf '"args":{"op_name":"Relu","provider":"minirt_cpu"}}%s' "$([ $r -lt 3 ] && echo ,)"
+    done
+    printf ']'
+}
+trace 50 5 48 > "$work/trace_preempted.json"
+"$check" trace "$work/trace_preempted.json" 0.10 >/dev/null 2>&1 && ok || bad "json_check failed one preempted run"
+trace 5 5 48 > "$work/trace_missing.json"
+if "$check" trace "$work/trace_missing.json" 0.10 >/dev/null 2>&1; then bad "json_check accepted gaps in most runs"; else ok; fi
+trace 50 50 50 | sed 's/"ts":2050/"ts":2030/; s/"ts":2000,"dur":50/"ts":2000,"dur":70/' > "$work/trace_overlap.json"
+if "$check" trace "$work/trace_overlap.json" 0.10 >/dev/null 2>&1; then bad "json_check accepted overlapping nodes"; else ok; fi
 
 # json_check itself must reject what is not JSON
 printf '[{"a": 1,}]' > "$work/broken.json"

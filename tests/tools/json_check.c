@@ -6,8 +6,10 @@
  *   json_check trace FILE [TOLERANCE]      `minirt bench --profile`: a Chrome trace (array of events; every "X"
  *                                          event has name, numeric ts >= 0 and dur >= 0, pid, tid; every Node
  *                                          event has args.op_name and args.provider), each Node event lies
- *                                          inside a model_run event, and each run's node durations sum to within
- *                                          TOLERANCE (default 0.10) of the run's duration
+ *                                          inside a model_run event, and the node durations sum to no more than
+ *                                          1 + TOLERANCE (default 0.10) times their run's duration, and to at
+ *                                          least 1 - TOLERANCE times it in most runs (a preempted run may have
+ *                                          a gap between nodes)
  * Exit 0 when the checks hold, 1 with a message otherwise. */
 #include <math.h>
 #include <stdbool.h>
@@ -246,16 +248,25 @@ static int check_bench(const jval *root)
 static int check_trace(const jval *root, double tol)
 {
     if (root->kind != J_ARR) return fprintf(stderr, "json_check: a trace is a JSON array of events\n"), 1;
-    int runs = 0, nodes = 0;
+    int runs = 0, nodes = 0, gaps = 0;
     double run_ts = 0, run_dur = -1, node_sum = 0;
     for (int i = 0; i <= root->n; i++) {
         const jval *e = i < root->n ? root->items[i] : NULL;
         const jval *cat = get(e, "cat");
         bool is_run = e && cat && cat->kind == J_STR && strcmp(cat->str, "Session") == 0;
         if ((is_run || !e) && run_dur >= 0) { /* close the previous run */
-            if (fabs(node_sum - run_dur) > tol * run_dur)
+            /* Nodes that add up to more than their run overlap or are counted twice: always an error. Nodes that
+               add up to less leave a gap, which a bug (a node missing from the trace) makes in every run but the
+               scheduler can make in any one (a tiny model's 0.2 ms run preempted for 4 ms on a loaded CI machine):
+               so a gap fails only when most runs have one. */
+            if (node_sum > (1 + tol) * run_dur)
                 return fprintf(stderr, "json_check: run %d lasts %.3f us but its nodes sum to %.3f us\n", runs, run_dur,
                                node_sum), 1;
+            if (node_sum < (1 - tol) * run_dur) {
+                fprintf(stderr, "json_check: run %d lasts %.3f us, its nodes sum to %.3f us (a gap)\n", runs, run_dur,
+                        node_sum);
+                gaps++;
+            }
             runs++;
         }
         if (!e) break;
@@ -282,7 +293,11 @@ static int check_trace(const jval *root, double tol)
         nodes++;
     }
     if (runs == 0 || nodes == 0) return fprintf(stderr, "json_check: no model_run or node events\n"), 1;
-    printf("trace: %d runs, %d node events, node sums within %.0f%% of each run\n", runs, nodes, 100 * tol);
+    if (2 * gaps > runs)
+        return fprintf(stderr, "json_check: %d of %d runs have nodes summing to less than %.0f%% of the run\n", gaps,
+                       runs, 100 * (1 - tol)), 1;
+    printf("trace: %d runs, %d node events, node sums within %.0f%% of the run in %d of them, never above\n", runs,
+           nodes, 100 * tol, runs - gaps);
     return 0;
 }
 
