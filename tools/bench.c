@@ -28,6 +28,8 @@ static const char bench_usage[] =
     "                        Chrome trace (ONNX Runtime's profile format); print a per-node table\n"
     "  --profile-runs N      profiled runs (default 10)\n"
     "  --top N               rows of the per-node table (default 25; 0 = all)\n"
+    "  --no-fuse             run Conv's BatchNormalization/Add/activation successors as nodes of their own\n"
+    "                        (as in 'minirt run'), so the profile times each kernel alone\n"
     "  --plugin LIB.so       load an op plugin first (repeatable)\n"
     "  --quiet               print only the summary line\n";
 
@@ -505,7 +507,7 @@ static int write_json(const bench_args *a, const bench_stats *s, const double *t
     fprintf(f, ", \"threads\": %d, \"cores_online\": %ld, \"blas_core\": ", mrt_session_n_threads(sess),
             sysconf(_SC_NPROCESSORS_ONLN));
     json_string(f, mrt_blas_core_name());
-    fprintf(f, ", \"tf32\": \"not applicable (CPU)\"}\n}\n");
+    fprintf(f, ", \"fusion\": %s, \"tf32\": \"not applicable (CPU)\"}\n}\n", opt->no_fuse ? "false" : "true");
     if (fclose(f) != 0) {
         cli_error("error writing '%s'", a->json);
         return MRT_EXIT_ERROR;
@@ -589,6 +591,8 @@ int cmd_bench(int argc, char **argv)
             a.json = argv[++i];
         } else if (!strcmp(o, "--profile") && has_next) {
             a.profile = argv[++i];
+        } else if (!strcmp(o, "--no-fuse")) {
+            opt.no_fuse = true;
         } else if (!strcmp(o, "--quiet")) {
             a.quiet = true;
         } else if (!strcmp(o, "--threads") && has_next) {
@@ -674,8 +678,9 @@ int cmd_bench(int argc, char **argv)
     provenance pv;
     read_provenance(&pv);
     if (!a.quiet) {
-        printf("model: %s\ndevice: %s (%s), %d threads, BLAS kernels %s\nclocks: %s\n", a.model,
-               opt.device ? opt.device : "cpu", pv.cpu, mrt_session_n_threads(s), mrt_blas_core_name(), pv.clock);
+        printf("model: %s\ndevice: %s (%s), %d threads, BLAS kernels %s%s\nclocks: %s\n", a.model,
+               opt.device ? opt.device : "cpu", pv.cpu, mrt_session_n_threads(s), mrt_blas_core_name(),
+               opt.no_fuse ? ", fusion off (--no-fuse)" : "", pv.clock);
         printf("warm-up: %d runs in %.0f ms (the first, which plans: %.3f ms)\n", warm, m0 - t0, first);
     }
     printf("%d runs: min %.3f  mean %.3f  median %.3f  p90 %.3f  p95 %.3f  p99 %.3f  max %.3f ms  cv %.2f%%\n", bs.n,

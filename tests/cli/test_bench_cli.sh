@@ -23,6 +23,16 @@ echo "$out" | grep -q "^Conv .*[0-9]\.[0-9]$" && ok || bad "no Conv GFLOP/s in t
 "$check" bench "$work/bench.json" && ok || bad "bench JSON"
 "$check" trace "$work/trace.json" 0.10 && ok || bad "trace JSON"
 
+# --no-fuse: said in the header and the JSON, and BatchNormalization timed as nodes of its own (tiny_cnn keeps it
+# as four nodes, which a fused run folds into their Conv and times at 0)
+out=$("$minirt" bench "$src/models/tiny_cnn.onnx" --input "$src/models/tiny_cnn_input.npy" --threads 1 --no-fuse \
+    --warmup-ms 0 --iterations 3 --duration 0 --json "$work/bench_nofuse.json" --profile "$work/trace_nofuse.json" 2>&1) ||
+    bad "bench --no-fuse exited $?: $out"
+echo "$out" | grep -q "^device: .*, fusion off (--no-fuse)$" && ok || bad "--no-fuse not in the header: $out"
+grep -q '"fusion": false' "$work/bench_nofuse.json" && ok || bad "--no-fuse not in the JSON"
+grep -q '"fusion": true' "$work/bench.json" && ok || bad "fusion not recorded in the JSON of a fused run"
+echo "$out" | grep -Eq "^BatchNormalization +4 +([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*) " && ok || bad "--no-fuse: no BatchNormalization time: $out"
+
 # synthetic inputs when the shape is static; a clear usage error otherwise
 out=$("$minirt" bench "$src/models/tiny_cnn.onnx" --threads 1 --warmup-ms 0 --iterations 3 --duration 0 2>&1) ||
     bad "bench with synthetic input exited $?: $out"
