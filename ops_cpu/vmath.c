@@ -224,10 +224,10 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
     const __m512 one = _mm512_set1_ps(1.0f);
     __m512i xi = _mm512_castps_si512(xv);
     __mmask16 neg = _mm512_cmplt_epi32_mask(xi, _mm512_setzero_si512());
-    __m512 a = _mm512_castsi512_ps(_mm512_and_si512(xi, _mm512_set1_epi32(0x7fffffff)));
-    a = _mm512_min_ps(_mm512_set1_ps(104.0f), a); /* 104 < a ? 104 : a, so NaN passes */
-    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-    __m512 v = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), sign)); /* -a, exactly as the C */
+    /* v = -a, a = min(|x|, 104) as the C: x with its sign bit set, then -104 > v ? -104 : v (a NaN passes, its sign
+       bit set as the C's negation sets it); one operation fewer than taking |x|, clamping and negating */
+    __m512 v = _mm512_castsi512_ps(_mm512_or_si512(xi, _mm512_set1_epi32((int)0x80000000u)));
+    v = _mm512_max_ps(_mm512_set1_ps(-104.0f), v);
     /* exp_parts_f(v) */
     __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(VMF_LOG2E), _mm512_set1_ps(VMF_ROUND_SHIFT));
     __m512 nf = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
@@ -248,11 +248,13 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
     __m512 u_hi = _mm512_scalef_ps(m_hi, e1), u_lo = _mm512_scalef_ps(m_lo, e1);
     __m512 d_hi = _mm512_add_ps(one, u_hi);
     __m512 d_lo = _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(one, d_hi), u_hi), u_lo);
-    __m512 num_hi = _mm512_mask_blend_ps(neg, one, m_hi), num_lo = _mm512_maskz_mov_ps(neg, m_lo);
+    __m512 num_hi = _mm512_mask_blend_ps(neg, one, m_hi);
     __m512 inv = _mm512_div_ps(one, d_hi);
     __m512 qq = _mm512_mul_ps(num_hi, inv);
     __m512 rem = _mm512_fnmadd_ps(qq, d_hi, num_hi);
-    rem = _mm512_fnmadd_ps(qq, d_lo, _mm512_add_ps(rem, num_lo));
+    /* rem + num_lo only where x < 0: elsewhere the C adds num_lo = 0, which can change only the sign of a zero rem,
+       and that does not reach t (fma(+-0, inv, qq) is qq, qq > 0.35) */
+    rem = _mm512_fnmadd_ps(qq, d_lo, _mm512_mask_add_ps(rem, neg, rem, m_lo));
     __m512 t = _mm512_fmadd_ps(rem, inv, qq);
     return _mm512_mask_scalef_ps(t, neg, t, nf); /* t 2^e rounded once, for x < 0 */
 }
