@@ -63,8 +63,32 @@ static mrt_threadpool *pool2(void)
     return tp;
 }
 
-/* Runs the kernel with 1 thread (no pool) and with 2, asserts identical bits, checks against the reference.
-   nan_at >= 0 puts a NaN into x there. */
+/* The documented summation order (ops_cpu/conv_depthwise.c), written out: acc = bias (or 0), then
+   acc = fmaf(w, x, acc) over the taps in (kh, kw) order, a padding tap reading 0. Every kernel path must give
+   exactly these bits. */
+static void dw_order_ref(const dw_case *dc, const lr_geom *g, const float *x, const float *w, const float *b,
+                         float *y)
+{
+    for (int64_t nc = 0; nc < dc->n * dc->c; nc++) {
+        int64_t c = nc % dc->c;
+        const float *xp = x + nc * dc->h * dc->w, *wp = w + c * dc->kh * dc->kw;
+        for (int64_t oh = 0; oh < g->out[0]; oh++)
+            for (int64_t ow = 0; ow < g->out[1]; ow++) {
+                float acc = b ? b[c] : 0.0f;
+                for (int64_t kh = 0; kh < dc->kh; kh++)
+                    for (int64_t kw = 0; kw < dc->kw; kw++) {
+                        int64_t ih = oh * dc->sh - dc->pads[0] + kh * dc->dh;
+                        int64_t iw = ow * dc->sw - dc->pads[1] + kw * dc->dw;
+                        bool in = ih >= 0 && ih < dc->h && iw >= 0 && iw < dc->w;
+                        acc = fmaf(wp[kh * dc->kw + kw], in ? xp[ih * dc->w + iw] : 0.0f, acc);
+                    }
+                *y++ = acc;
+            }
+    }
+}
+
+/* Runs the kernel with 1 thread (no pool) and with 2, asserts identical bits, and the bits of the documented
+   order; checks against the float64 reference. nan_at >= 0 puts a NaN into x there. */
 static void run_dw(th_rng *r, mrt_threadpool *tp, const dw_case *dc, int64_t nan_at, const char *label)
 {
     lr_geom g;
@@ -84,6 +108,15 @@ static void run_dw(th_rng *r, mrt_threadpool *tp, const dw_case *dc, int64_t nan
     mrt_depthwise2d_f32(NULL, &p, x.data, w.data, bp, y1.data, NULL);
     mrt_depthwise2d_f32(&ctx, &p, x.data, w.data, bp, y2.data, NULL);
     cr_assert(memcmp(y1.data, y2.data, (size_t)yn * sizeof(float)) == 0, "%s: 1 and 2 threads differ", label);
+    float *yo = malloc((size_t)yn * sizeof(float));
+    cr_assert(yo);
+    dw_order_ref(dc, &g, x.data, w.data, bp, yo);
+    for (int64_t i = 0; i < yn; i++) {
+        float got = ((float *)y1.data)[i];
+        cr_assert(memcmp(&got, &yo[i], sizeof got) == 0, "%s: element %lld is %a, the documented order gives %a",
+                  label, (long long)i, (double)got, (double)yo[i]);
+    }
+    free(yo);
     double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = th_alloc_f64(yn);
     lr_conv(&g, dc->n, dc->c, dc->c, dc->c, xd, wd, dc->bias ? bd : NULL, ed);
     th_assert_close(&y1, MRT_DTYPE_FLOAT, ed, 4, ys, label);
@@ -165,6 +198,13 @@ Test(depthwise, fixed_shapes)
         {2, 3, 1, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         /* windows entirely in the padding (outputs = bias) */
         {1, 2, 2, 3, 1, 1, 1, 1, 1, 1, {3, 2, 3, 1}, true},
+        /* the row kernel's input-row-major instances (row strides 1 and 2, K 3 and 5) at EfficientNet-B0's
+           widths, with blocks of 4 rows that end past the plane */
+        {1, 2, 56, 56, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+        {1, 2, 112, 112, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
+        {1, 2, 29, 30, 5, 5, 1, 2, 1, 1, {2, 2, 2, 2}, false},
+        {1, 2, 57, 43, 5, 5, 2, 1, 1, 2, {2, 1, 1, 2}, true},
+        {1, 2, 70, 66, 3, 5, 2, 2, 1, 1, {1, 2, 1, 2}, true},
         /* a plane larger than one band (several bands, halo rows copied twice) */
         {1, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         {1, 2, 131, 97, 7, 7, 3, 2, 2, 1, {3, 1, 0, 2}, true},
