@@ -30,7 +30,8 @@ rewritten to the standard DeformConv (models/scripts/make_dcnv2_ort.py). Where O
 saved by the export, and --torch gives the comparison.
 
 Output: --out/<date>-<machine>.md (machine, versions, command line, one table per thread count), a PNG bar
-chart of the ratios next to it, and the raw times as .json. Exit status 1 when a row has a mismatch or an error
+chart of the ratios next to it, and the raw times as .json; a later run on the same day writes <date>-<machine>-2
+and so on, never over an earlier report. Exit status 1 when a row has a mismatch or an error
 (the report is written all the same).
 
 Installs numpy, onnxruntime, onnx and matplotlib with pip when missing; where pip may not install (Debian's
@@ -384,6 +385,11 @@ def write_report(args, rows, ort_version):
     date = datetime.date.today().isoformat()
     machine = re.sub(r"[^A-Za-z0-9._-]", "_", platform.node() or "machine")
     base = os.path.join(args.out, f"{date}-{machine}")
+    # a second run on the same day must not overwrite an earlier report (it may be committed): -2, -3, ...
+    n = 1
+    while any(os.path.exists(f"{base}{'' if n == 1 else f'-{n}'}{ext}") for ext in (".md", ".png", ".json")):
+        n += 1
+    base = f"{base}{'' if n == 1 else f'-{n}'}"
     prov = next((r["provenance"] for r in rows if r.get("provenance")), {})
     torch_version = next((r["torch_version"] for r in rows if r.get("torch_version")), None)
     commit = prov.get("commit", "?")
