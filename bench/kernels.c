@@ -210,6 +210,8 @@ static const kcase cases[] = {
     CONV("conv mobilenet 1x1 32->192 112", 1, 32, 112, 112, 192, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 16->96 112", 1, 16, 112, 112, 96, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 96->576 14", 1, 96, 14, 14, 576, 1, 1, 0, 1),
+    CONV("conv mobilenet 1x1 32->16 112", 1, 32, 112, 112, 16, 1, 1, 0, 1),
+    CONV("conv mobilenet stem 3x3/2 3->32 224", 1, 3, 224, 224, 32, 3, 2, 1, 1),
     CONV("conv depthwise 3x3 144 56", 1, 144, 56, 56, 144, 3, 1, 1, 144),
     CONV("conv depthwise 3x3 576 14", 1, 576, 14, 14, 576, 3, 1, 1, 576),
     CONV("conv depthwise 3x3/2 96 112", 1, 96, 112, 112, 96, 3, 2, 1, 96),

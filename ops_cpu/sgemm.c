@@ -212,13 +212,17 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
                 for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                    \
             }                                                                                                      \
         }                                                                                                          \
-        for (int i = 0; i < mr; i++)                                                                               \
-            for (int v = 0; v < NV; v++) {                                                                         \
+        /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC    \
+           spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */      \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                                    \
+            if (i >= mr) break;                                                                                    \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                 \
                 __m512 r = load ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v), acc[i][v])   \
                                 : acc[i][v];                                                                       \
                 r = bias ? _mm512_add_ps(r, _mm512_set1_ps(bias[i])) : r;                                          \
                 _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                           \
             }                                                                                                      \
+        }                                                                                                          \
     }
 TILE_AVX512(1)
 TILE_AVX512(2)
