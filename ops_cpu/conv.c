@@ -2,7 +2,9 @@
  * naive GEMM).
  * Conv float32: 2-D depthwise convolutions are computed directly (ops_cpu/conv_depthwise.c); everything else runs on minirt's GEMM
  * (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered straight into B's
- * panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in cache.
+ * panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in cache; 2-D
+ * convs with few input channels (stems) read B's rows in place from padded copies of the input rows instead
+ * (conv_rows), with the GEMM's tile and chains.
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
  * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves
  * (engine/opdef/conv.h sizes it): nothing is allocated per call. */
@@ -462,6 +464,107 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     return MRT_STATUS_OK;
 }
 
+/* ---- few input channels (stems): B read in place from padded input rows.
+   With 3 input channels, packing B (im2col) was a third of ResNet-18's 7x7/2 stem: each packing plan is replayed
+   for only 3 channels. Here every input row is copied once into zero-padded "phase rows" (stride 2: the even and
+   the odd columns apart, so a tap reads 16 consecutive floats), and each output row's tiles read their B rows
+   straight from them (mrt_sgemm_tile_rows): row k = (c, kh, kw) of the tile for output columns [ow0, ow0 + 48)
+   is phase (kw dw) % S of input row oh sh - pad + kh dh, from element ow0 + (kw dw) / S. The same chains as the
+   GEMM path (one k block), so the same bits. */
+typedef struct rows_job {
+    const mrt_conv_params *p;
+    const float *x, *a, *bias;
+    float *y, *rows;
+    const mrt_epilogue *ep;
+    int64_t S, lp, k;
+    int64_t at0; /* flat output index of the image's first output (the epilogue's residual is indexed by it) */
+} rows_job;
+
+/* The phase rows of input row r (of all the batch's channel rows): element i of phase f is padded column S i + f */
+__attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t r0, int64_t r1)
+{
+    const rows_job *j = arg;
+    const mrt_window *w = &j->p->win;
+    int64_t W = w->in[1], pw = w->pad_begin[1];
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = j->x + r * W;
+        float *d = j->rows + r * j->S * j->lp;
+        for (int64_t i0 = 0; i0 < j->lp; i0 += 16) {
+            int64_t c0 = j->S * i0 - pw; /* the input column of element i0 of phase 0 */
+            __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0, W), xr + c0);
+            if (j->S == 1) {
+                _mm512_store_ps(d + i0, v);
+            } else {
+                __m512 u = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 + 16, W), xr + c0 + 16);
+                _mm512_store_ps(d + i0, _mm512_permutex2var_ps(v, even, u));
+                _mm512_store_ps(d + j->lp + i0, _mm512_permutex2var_ps(v, odd, u));
+            }
+        }
+    }
+}
+
+/* Output rows t in [t0, t1) (image t / OH, row t % OH): all output channels, then their epilogue */
+static void rows_compute(void *arg, int64_t t0, int64_t t1)
+{
+    const rows_job *j = arg;
+    const mrt_conv_params *p = j->p;
+    const mrt_window *w = &p->win;
+    int64_t H = w->in[0], OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
+    int64_t ohw = OH * OW, row = j->S * j->lp, pt = w->pad_begin[0];
+    const float *zero = j->rows + p->n * p->c * H * row; /* after the batch's rows */
+    const float *brows[MRT_SGEMM_K_BLOCK];
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t n = t / OH, oh = t % OH;
+        for (int64_t c = 0, k = 0; c < p->c; c++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+                int64_t ih = oh * w->stride[0] - pt + kh * w->dilation[0];
+                const float *r = ih >= 0 && ih < H ? j->rows + ((n * p->c + c) * H + ih) * row : zero;
+                for (int64_t kw = 0; kw < KW; kw++, k++) {
+                    int64_t off = kw * w->dilation[1];
+                    brows[k] = r + off % j->S * j->lp + off / j->S;
+                }
+            }
+        float *yo = j->y + n * p->m * ohw + oh * OW;
+        for (int64_t ow0 = 0; ow0 < OW; ow0 += MRT_SGEMM_NR) {
+            int nr = (int)(OW - ow0 < MRT_SGEMM_NR ? OW - ow0 : MRT_SGEMM_NR);
+            for (int64_t m0 = 0; m0 < p->m; m0 += MRT_SGEMM_MR) {
+                int mr = (int)(p->m - m0 < MRT_SGEMM_MR ? p->m - m0 : MRT_SGEMM_MR);
+                mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, brows, ow0, yo + m0 * ohw + ow0, ohw, mr, nr,
+                                    j->bias ? j->bias + m0 : NULL);
+            }
+        }
+        for (int64_t m = 0; m < p->m; m++)
+            mrt_epilogue_apply(j->ep, yo + m * ohw, OW, m, j->at0 + (n * p->m + m) * ohw + oh * OW);
+    }
+}
+
+static mrt_status conv_rows(mrt_op_ctx *ctx, const mrt_conv_params *p, int64_t rows_floats)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *b = mrt_input(ctx, 2);
+    const mrt_window *w = &p->win;
+    int64_t S = w->stride[1];
+    /* one image's rows, then the zero row (mrt_conv_rows_floats): the images go one by one */
+    float *rows = mrt_workspace(ctx, (size_t)rows_floats * sizeof(float));
+    if (!rows) return MRT_STATUS_OUT_OF_MEMORY;
+    mrt_conv_params one = *p;
+    one.n = 1;
+    int64_t in_numel = w->in[0] * w->in[1], ohw = w->out[0] * w->out[1];
+    rows_job j = {.p = &one, .a = ctx->kernel_state, .bias = b ? b->data : NULL, .rows = rows, .ep = ctx->epilogue,
+                  .S = S, .k = p->c * p->kernel_numel};
+    j.lp = rows_floats / ((p->c * w->in[0] + 1) * S);
+    memset(rows + p->c * w->in[0] * S * j.lp, 0, (size_t)(S * j.lp) * sizeof(float));
+    for (int64_t n = 0; n < p->n; n++) {
+        j.x = (const float *)x->data + n * p->c * in_numel;
+        j.y = (float *)mrt_output(ctx, 0)->data + n * p->m * ohw;
+        j.at0 = n * p->m * ohw;
+        mrt_parallel_for(ctx, p->c * w->in[0], 16, rows_fill, &j);
+        mrt_parallel_for(ctx, w->out[0], 1, rows_compute, &j);
+    }
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
 {
     mrt_conv_params p;
@@ -473,7 +576,11 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
         mrt_depthwise2d_f32(ctx, &p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data, ctx->epilogue);
         return MRT_STATUS_OK;
     }
-    if (uses_sgemm(&p, x->dtype)) return conv_sgemm(ctx, &p);
+    if (uses_sgemm(&p, x->dtype)) {
+        int64_t rows = mrt_conv_rows_floats(&p, x->dtype);
+        if (rows > 0 && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);
+        return conv_sgemm(ctx, &p);
+    }
     return run_typed(ctx, &p, false, conv_f32, conv_f64);
 }
 

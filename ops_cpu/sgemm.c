@@ -228,6 +228,43 @@ TILE_AVX512(1)
 TILE_AVX512(2)
 TILE_AVX512(3)
 
+/* The tile with B's rows read in place (mrt_sgemm_tile_rows): row kk's 16 NV floats at brows[kk] + boff. The same
+   chains as TILE_AVX512 with load false. */
+#define TILE_ROWS_AVX512(NV)                                                                                       \
+    __attribute__((target("avx512f"))) static void tile_rows_avx512_##NV(int64_t kc, const float *a,               \
+                                                                          const float *const *brows, int64_t boff, \
+                                                                          float *c, int64_t ldc, int mr, int nr,   \
+                                                                          const float *bias)                       \
+    {                                                                                                              \
+        __m512 acc[MR][NV];                                                                                        \
+        __mmask16 mask[NV];                                                                                        \
+        for (int v = 0; v < NV; v++) {                                                                             \
+            int rem = nr - 16 * v;                                                                                 \
+            mask[v] = rem >= 16 ? (__mmask16)0xFFFF : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1);     \
+        }                                                                                                          \
+        for (int i = 0; i < MR; i++)                                                                               \
+            for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                          \
+        for (int64_t kk = 0; kk < kc; kk++, a += MR) {                                                             \
+            const float *b = brows[kk] + boff;                                                                     \
+            __m512 bv[NV];                                                                                         \
+            for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);                                      \
+            for (int i = 0; i < MR; i++) {                                                                         \
+                __m512 ai = _mm512_set1_ps(a[i]);                                                                  \
+                for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                    \
+            }                                                                                                      \
+        }                                                                                                          \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                                    \
+            if (i >= mr) break;                                                                                    \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                 \
+                __m512 r = bias ? _mm512_add_ps(acc[i][v], _mm512_set1_ps(bias[i])) : acc[i][v];                   \
+                _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                           \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+TILE_ROWS_AVX512(1)
+TILE_ROWS_AVX512(2)
+TILE_ROWS_AVX512(3)
+
 static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
                         const float *bias)
 {
@@ -236,6 +273,26 @@ static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, in
     else tile_avx512_1(kc, a, b, c, ldc, mr, nr, load, bias);
 }
 #endif
+
+void mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc,
+                         int mr, int nr, const float *bias)
+{
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    if (mrt_cpu_has_avx512f()) {
+        if (nr > 32) tile_rows_avx512_3(kc, a, brows, boff, c, ldc, mr, nr, bias);
+        else if (nr > 16) tile_rows_avx512_2(kc, a, brows, boff, c, ldc, mr, nr, bias);
+        else tile_rows_avx512_1(kc, a, brows, boff, c, ldc, mr, nr, bias);
+        return;
+    }
+#endif
+    /* the same chains in scalar fmaf (exact, so the same bits) */
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float acc = 0.0f;
+            for (int64_t kk = 0; kk < kc; kk++) acc = fmaf(a[kk * MR + i], brows[kk][boff + j], acc);
+            c[i * ldc + j] = bias ? acc + bias[i] : acc;
+        }
+}
 
 static tile_fn pick_tile(void)
 {

@@ -67,6 +67,15 @@ typedef struct mrt_sgemm_out {
     int64_t ep_at0;            /* flat output index of C[0, 0] (C[r, j] is at ep_at0 + r * ldc + j) */
 } mrt_sgemm_out;
 
+/* One register tile of a product whose B rows are read in place instead of packed (a convolution reading
+   rows of its input, ops_cpu/conv.c): C[i, j] = sum over kk < kc of a[kk * MR + i] * brows[kk][boff + j], for
+   i < mr <= MR, j < nr <= NR, as one fma chain from 0 in kk order, then + bias[i] when bias is given: the chain
+   mrt_sgemm_run computes for a product of one k block (kc <= MRT_SGEMM_K_BLOCK), so the bits are the same. a: one
+   row panel of a packed A (panel p of an m x kc matrix packed by mrt_sgemm_pack_a is at p * MR * kc). Each B row
+   must have 16 ceil(nr / 16) floats readable from brows[kk] + boff. */
+void mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc,
+                         int mr, int nr, const float *bias);
+
 /* Scratch floats mrt_sgemm needs for an (m, n, k) product with the given operands unpacked: request them in
    infer (sized for ctx->n_threads threads). */
 int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed, int n_threads);

@@ -24,6 +24,31 @@ typedef struct conv_case {
     int opset;
 } conv_case;
 
+/* The float32 GEMM's chain for a product of one k block (ops_cpu/sgemm.h), written out for a 2-D group-1 Conv with
+   C * KH * KW <= 256: y = (fmaf chain from 0 over (c, kh, kw) in order, padding reading 0) + bias. Every float path
+   of such a Conv (im2col + GEMM, the stems' rows read in place) must give exactly these bits. */
+static void conv_chain_ref(const conv_case *cc, const lr_geom *g, const float *x, const float *w, const float *b,
+                           float *y)
+{
+    int64_t H = cc->in[0], W = cc->in[1], OH = g->out[0], OW = g->out[1];
+    for (int64_t n = 0; n < cc->n; n++)
+        for (int64_t m = 0; m < cc->m; m++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    float acc = 0.0f;
+                    for (int64_t c = 0; c < cc->c; c++)
+                        for (int64_t kh = 0; kh < cc->k[0]; kh++)
+                            for (int64_t kw = 0; kw < cc->k[1]; kw++) {
+                                int64_t ih = oh * cc->s[0] - g->pads[0] + kh * cc->d[0];
+                                int64_t iw = ow * cc->s[1] - g->pads[1] + kw * cc->d[1];
+                                bool in = ih >= 0 && ih < H && iw >= 0 && iw < W;
+                                float xv = in ? x[((n * cc->c + c) * H + ih) * W + iw] : 0.0f;
+                                acc = fmaf(w[((m * cc->c + c) * cc->k[0] + kh) * cc->k[1] + kw], xv, acc);
+                            }
+                    *y++ = b ? acc + b[m] : acc;
+                }
+}
+
 static void run_conv(th_rng *r, const conv_case *cc, const char *label)
 {
     lr_geom g;
@@ -64,6 +89,18 @@ static void run_conv(th_rng *r, const conv_case *cc, const char *label)
     double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = th_alloc_f64(th_numel(rank, ys));
     lr_conv(&g, cc->n, cc->c, cc->m, cc->group, xd, wd, cc->bias ? bd : NULL, ed);
     th_assert_close(&y, cc->dt, ed, rank, ys, label);
+    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && cc->group == 1 && cc->c * cc->k[0] * cc->k[1] <= 256) {
+        int64_t yn = th_numel(rank, ys);
+        float *yc = malloc((size_t)yn * sizeof(float));
+        cr_assert(yc);
+        conv_chain_ref(cc, &g, x.data, w.data, cc->bias ? b.data : NULL, yc);
+        for (int64_t i = 0; i < yn; i++) {
+            float got = ((float *)y.data)[i];
+            cr_assert(memcmp(&got, &yc[i], sizeof got) == 0, "%s: element %lld is %a, the GEMM's chain gives %a",
+                      label, (long long)i, (double)got, (double)yc[i]);
+        }
+        free(yc);
+    }
     free(xd);
     free(wd);
     free(bd);

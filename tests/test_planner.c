@@ -290,3 +290,76 @@ Test(planner, matmul_bias_residual_activation_fuse_with_the_same_bits)
     mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
         mrt_tensor_release(&y2);
 }
+
+/* A stem Conv (3 input channels: ops_cpu/conv.c reads its rows in place) -> BatchNormalization -> Add(residual)
+   -> Relu on a batch of 2: fused into the Conv, the same bits as the nodes run on their own, with 1 and 2 threads
+   (the residual is indexed from each image's first output). */
+static mrt_model *stem_chain_model(void)
+{
+    mrt_model *m = mrt_model_new();
+    m->graph = mrt_graph_new("g");
+    mrt_model_set_opset(m, "", 17);
+    mrt_graph *g = m->graph;
+    mrt_graph_add_input(g, "x", NULL, NULL);
+    mrt_graph_add_input(g, "r", NULL, NULL);
+    th_rng rr;
+    th_rng_init(&rr, th_seed("planner.stem_chain.weights"));
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){20, 3, 3, 3}, -1, 1);
+    mrt_tensor b = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, -1, 1);
+    mrt_tensor scale = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, 0.5, 2);
+    mrt_tensor shift = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, -1, 1);
+    mrt_tensor mean = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, -1, 1);
+    mrt_tensor var = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, 0.5, 2);
+    const char *names[] = {"w", "b", "scale", "shift", "mean", "var"};
+    mrt_tensor *ts[] = {&w, &b, &scale, &shift, &mean, &var};
+    for (int i = 0; i < 6; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_node *n;
+    mrt_graph_add_node(g, "conv", "Conv", "", 3, (const char *[]){"x", "w", "b"}, 1, (const char *[]){"h0"}, &n);
+    mrt_node_add_attr_ints(n, "strides", 2, (const int64_t[]){2, 2});
+    mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"h0", "scale", "shift", "mean", "var"},
+                       1, (const char *[]){"h1"}, &n);
+    mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"h2"}, &n);
+    mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"h2"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    for (int i = 0; i < 6; i++) mrt_tensor_release(ts[i]);
+    return m;
+}
+
+static mrt_tensor run_stem_chain(bool no_fuse, int threads, const mrt_tensor *x, const mrt_tensor *r,
+                                 mrt_session_stats *st)
+{
+    mrt_model *m = stem_chain_model();
+    mrt_session_options opt = mrt_session_options_default();
+    opt.no_fuse = no_fuse;
+    opt.n_threads = threads;
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK);
+    const char *names[2] = {"x", "r"};
+    mrt_value v[2] = {mrt_value_from_tensor(*x), mrt_value_from_tensor(*r)};
+    cr_assert_eq(mrt_session_run(s, 2, names, v), MRT_STATUS_OK, "%s", mrt_last_error());
+    mrt_tensor y;
+    cr_assert_eq(mrt_tensor_copy(&y, &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
+    mrt_session_get_stats(s, st);
+    mrt_session_free(s);
+    mrt_model_free(m);
+    return y;
+}
+
+Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("planner.stem_chain"));
+    /* 61 x 101 -> 31 x 51 outputs: a row of 48 + 3 columns */
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 61, 101}, -1, 1);
+    mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 31, 51}, -1, 1);
+    mrt_session_stats u, f1, f2;
+    mrt_tensor yu = run_stem_chain(true, 1, &x, &res, &u), y1 = run_stem_chain(false, 1, &x, &res, &f1),
+               y2 = run_stem_chain(false, 2, &x, &res, &f2);
+    cr_assert_eq(u.fused_nodes, 0);
+    cr_assert_eq(f1.fused_nodes, 3, "BatchNormalization, Add and Relu into the Conv: %d", f1.fused_nodes);
+    cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "fused and unfused runs differ");
+    cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "1 and 2 threads differ");
+    mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
+        mrt_tensor_release(&y2);
+}

@@ -344,6 +344,20 @@ bool mrt_conv_direct_depthwise(const mrt_conv_params *p, mrt_dtype dt)
     return dt == MRT_DTYPE_FLOAT && p->win.nsp == 2 && p->group > 1 && p->group == p->c && p->m == p->c;
 }
 
+int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt)
+{
+    const mrt_window *w = &p->win;
+    /* few channels: a tile's rows then come from at most 8 KH input rows (the TLB and the prefetchers follow
+       them; a 1x1 convolution's 256 rows 50 KB apart ran at half speed); one k block: the GEMM's chain */
+    if (dt != MRT_DTYPE_FLOAT || w->nsp != 2 || p->group != 1 || p->c > 8 || p->c < 1 || p->kernel_numel < 1 ||
+        p->c * p->kernel_numel > MRT_SGEMM_K_BLOCK || (w->stride[1] != 1 && w->stride[1] != 2) || w->out[0] < 1 ||
+        w->out[1] < 1 || w->in[1] > 65536)
+        return 0;
+    /* per input row, stride phases of Lp floats (see ops_cpu/conv.c), and one zero row */
+    int64_t s = w->stride[1], lp = ((w->out[1] + 15) / 16 * 16 + (w->kernel[1] - 1) * w->dilation[1] / s + 15) / 16 * 16;
+    return (p->c * w->in[0] + 1) * s * lp;
+}
+
 /* ---- workspace layout (see conv.h): [col][x][w][b][y], each part 64-byte aligned */
 
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
@@ -368,6 +382,8 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
         /* minirt's GEMM (ops_cpu/sgemm.h): W packed by the kernel's prepare when it is a constant */
         bool w_packed = ctx->planning && w->data;
         n[0] = (size_t)mrt_sgemm_workspace_floats(p->m / p->group, sp, k, w_packed, false, ctx->n_threads);
+        int64_t rows = w_packed ? mrt_conv_rows_floats(p, dt) : 0; /* either path may run (it needs AVX-512) */
+        if ((size_t)rows > n[0]) n[0] = (size_t)rows;
     }
     bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
     int64_t yn = 1;

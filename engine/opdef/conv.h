@@ -55,6 +55,11 @@ mrt_status mrt_convtranspose_params_get(const mrt_op_ctx *ctx, mrt_conv_params *
    im2col (the im2col + GEMM path degenerates into one tiny GEMM per channel). */
 bool mrt_conv_direct_depthwise(const mrt_conv_params *p, mrt_dtype dt);
 
+/* Floats of the input rows a float 2-D Conv with few input channels (a network's stem: 3 -> 32 3x3/2, 3 -> 64
+   7x7/2) keeps when ops_cpu/conv.c reads its GEMM operand B straight from them instead of packing it (ResNet-18's
+   stem spent a third of its time packing): 0 when that path does not apply. */
+int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt);
+
 /* Bytes of the kernel workspace of Conv (transpose false) or ConvTranspose in dtype dt: the im2col/col2im
    buffer, plus float copies of X, W, B and Y for float16/bfloat16. Infer requests it, the kernel carves it
    with mrt_conv_workspace_carve; false when the size overflows. */
