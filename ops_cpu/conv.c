@@ -464,6 +464,7 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     return MRT_STATUS_OK;
 }
 
+#ifdef MRT_HAVE_AVX512_INTRINSICS
 /* ---- few input channels (stems): B read in place from padded input rows.
    With 3 input channels, packing B (im2col) was a third of ResNet-18's 7x7/2 stem: each packing plan is replayed
    for only 3 channels. Here every input row is copied once into zero-padded "phase rows" (stride 2: the even and
@@ -480,7 +481,8 @@ typedef struct rows_job {
     int64_t at0; /* flat output index of the image's first output (the epilogue's residual is indexed by it) */
 } rows_job;
 
-/* The phase rows of input row r (of all the batch's channel rows): element i of phase f is padded column S i + f */
+/* The phase rows of the image's input rows [r0, r1) (channel r / H, row r % H): element i of phase f is padded
+   column S i + f */
 __attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t r0, int64_t r1)
 {
     const rows_job *j = arg;
@@ -505,7 +507,7 @@ __attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t r0, 
     }
 }
 
-/* Output rows t in [t0, t1) (image t / OH, row t % OH): all output channels, then their epilogue */
+/* The image's output rows [t0, t1): all output channels, then their epilogue */
 static void rows_compute(void *arg, int64_t t0, int64_t t1)
 {
     const rows_job *j = arg;
@@ -513,20 +515,19 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
     const mrt_window *w = &p->win;
     int64_t H = w->in[0], OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t ohw = OH * OW, row = j->S * j->lp, pt = w->pad_begin[0];
-    const float *zero = j->rows + p->n * p->c * H * row; /* after the batch's rows */
+    const float *zero = j->rows + p->c * H * row; /* after the image's rows */
     const float *brows[MRT_SGEMM_K_BLOCK];
-    for (int64_t t = t0; t < t1; t++) {
-        int64_t n = t / OH, oh = t % OH;
+    for (int64_t oh = t0; oh < t1; oh++) {
         for (int64_t c = 0, k = 0; c < p->c; c++)
             for (int64_t kh = 0; kh < KH; kh++) {
                 int64_t ih = oh * w->stride[0] - pt + kh * w->dilation[0];
-                const float *r = ih >= 0 && ih < H ? j->rows + ((n * p->c + c) * H + ih) * row : zero;
+                const float *r = ih >= 0 && ih < H ? j->rows + (c * H + ih) * row : zero;
                 for (int64_t kw = 0; kw < KW; kw++, k++) {
                     int64_t off = kw * w->dilation[1];
                     brows[k] = r + off % j->S * j->lp + off / j->S;
                 }
             }
-        float *yo = j->y + n * p->m * ohw + oh * OW;
+        float *yo = j->y + oh * OW;
         for (int64_t ow0 = 0; ow0 < OW; ow0 += MRT_SGEMM_NR) {
             int nr = (int)(OW - ow0 < MRT_SGEMM_NR ? OW - ow0 : MRT_SGEMM_NR);
             for (int64_t m0 = 0; m0 < p->m; m0 += MRT_SGEMM_MR) {
@@ -536,7 +537,7 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
             }
         }
         for (int64_t m = 0; m < p->m; m++)
-            mrt_epilogue_apply(j->ep, yo + m * ohw, OW, m, j->at0 + (n * p->m + m) * ohw + oh * OW);
+            mrt_epilogue_apply(j->ep, yo + m * ohw, OW, m, j->at0 + m * ohw + oh * OW);
     }
 }
 
@@ -548,10 +549,8 @@ static mrt_status conv_rows(mrt_op_ctx *ctx, const mrt_conv_params *p, int64_t r
     /* one image's rows, then the zero row (mrt_conv_rows_floats): the images go one by one */
     float *rows = mrt_workspace(ctx, (size_t)rows_floats * sizeof(float));
     if (!rows) return MRT_STATUS_OUT_OF_MEMORY;
-    mrt_conv_params one = *p;
-    one.n = 1;
     int64_t in_numel = w->in[0] * w->in[1], ohw = w->out[0] * w->out[1];
-    rows_job j = {.p = &one, .a = ctx->kernel_state, .bias = b ? b->data : NULL, .rows = rows, .ep = ctx->epilogue,
+    rows_job j = {.p = p, .a = ctx->kernel_state, .bias = b ? b->data : NULL, .rows = rows, .ep = ctx->epilogue,
                   .S = S, .k = p->c * p->kernel_numel};
     j.lp = rows_floats / ((p->c * w->in[0] + 1) * S);
     memset(rows + p->c * w->in[0] * S * j.lp, 0, (size_t)(S * j.lp) * sizeof(float));
@@ -564,6 +563,7 @@ static mrt_status conv_rows(mrt_op_ctx *ctx, const mrt_conv_params *p, int64_t r
     }
     return MRT_STATUS_OK;
 }
+#endif
 
 static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
 {
@@ -577,8 +577,10 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
         return MRT_STATUS_OK;
     }
     if (uses_sgemm(&p, x->dtype)) {
+#ifdef MRT_HAVE_AVX512_INTRINSICS
         int64_t rows = mrt_conv_rows_floats(&p, x->dtype);
         if (rows > 0 && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);
+#endif
         return conv_sgemm(ctx, &p);
     }
     return run_typed(ctx, &p, false, conv_f32, conv_f64);

@@ -354,8 +354,11 @@ int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt)
         w->out[1] < 1 || w->in[1] > 65536)
         return 0;
     /* per input row, stride phases of Lp floats (see ops_cpu/conv.c), and one zero row */
-    int64_t s = w->stride[1], lp = ((w->out[1] + 15) / 16 * 16 + (w->kernel[1] - 1) * w->dilation[1] / s + 15) / 16 * 16;
-    return (p->c * w->in[0] + 1) * s * lp;
+    int64_t s = w->stride[1];
+    int64_t lp = ((w->out[1] + 15) / 16 * 16 + (w->kernel[1] - 1) * w->dilation[1] / s + 15) / 16 * 16;
+    int64_t floats = (p->c * w->in[0] + 1) * s * lp, image = p->c * w->in[0] * w->in[1];
+    /* rows much wider than the input's (an image a few columns wide) would take many times its memory */
+    return floats <= 4 * image + 4096 ? floats : 0;
 }
 
 /* ---- workspace layout (see conv.h): [col][x][w][b][y], each part 64-byte aligned */
