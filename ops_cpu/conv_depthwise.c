@@ -222,6 +222,37 @@ enum {
 };
 static const float dw_zero_row[DW_DIRECT_MAXW];
 
+/* The pieces DW_DIRECT and DW_REUSE share. The load masks of tap column kw and output vector v (h: the second
+   load of stride 2) depend only on (kw, v), so they are computed once per call; `last` masks the last vector's
+   store. */
+#define DW_COLUMN_MASKS(S, NV, KMAX, KW)                                                                           \
+    __mmask16 mk[KMAX][NV][S];                                                                                     \
+    for (int64_t kw = 0; kw < (KW); kw++)                                                                          \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                                       \
+            for (int h = 0; h < S; h++)                                                                            \
+                mk[kw][v][h] = mrt_mask16_inside((ow0 + 16 * v) * S - j->pw + kw * j->dw + 16 * h, j->W);          \
+    int64_t left = j->OW - ow0 - 16 * (NV - 1);                                                                    \
+    __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);                              \
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+/* the R x NV accumulators of output rows oh.., stored (rows past nr were computed and are not) */
+#define DW_STORE_ROWS(R, NV)                                                                                       \
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) { /* a constant trip count: acc stays in registers */     \
+        if (r >= nr) break;                                                                                        \
+        float *yr = yp + (oh + r) * j->OW + ow0;                                                                   \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV - 1; v++) _mm512_storeu_ps(yr + 16 * v, acc[r][v]);         \
+        _mm512_mask_storeu_ps(yr + 16 * (NV - 1), last, acc[r][NV - 1]);                                           \
+    }
+
+/* 16 output columns' inputs of one tap: columns src[S i], i < 16, zero where the masks are (stride 2: two loads
+   and a permute keeping the even lanes) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 dw_load_taps(const float *src, int s,
+                                                                                   __mmask16 m0, __mmask16 m1,
+                                                                                   __m512i even)
+{
+    __m512 x = _mm512_maskz_loadu_ps(m0, src);
+    return s == 2 ? _mm512_permutex2var_ps(x, even, _mm512_maskz_loadu_ps(m1, src + 16)) : x;
+}
+
 /* Output rows [oh0, oh1), columns [ow0, ow0 + 16 NV) (the last vector may be partial) of one plane, stride S
    (1 or 2) along the row, R rows at a time so that R * NV fma chains are in flight (a 7x7 plane has one vector
    per row). Each output vector is one fma chain over the taps in (kh, kw) order. Tap (kh, kw) of vector v reads
@@ -232,15 +263,8 @@ static const float dw_zero_row[DW_DIRECT_MAXW];
         const dw_job *j, const float *xp, const float *wp, float *yp, int64_t oh0, int64_t oh1, int64_t ow0,       \
         float bias_s)                                                                                              \
     {                                                                                                              \
-        int64_t KH = K ? K : j->KH, KW = K ? K : j->KW, W = j->W, OW = j->OW;                                      \
-        __mmask16 mk[DW_DIRECT_MAXKW][NV][S];                                                                      \
-        for (int64_t kw = 0; kw < KW; kw++)                                                                        \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                                   \
-                for (int h = 0; h < S; h++)                                                                        \
-                    mk[kw][v][h] = mrt_mask16_inside((ow0 + 16 * v) * S - j->pw + kw * j->dw + 16 * h, W);     \
-        int64_t left = OW - ow0 - 16 * (NV - 1);                                                                   \
-        __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);                          \
-        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);         \
+        int64_t KH = K ? K : j->KH, KW = K ? K : j->KW, W = j->W;                                                  \
+        DW_COLUMN_MASKS(S, NV, DW_DIRECT_MAXKW, KW);                                                               \
         for (int64_t oh = oh0; oh < oh1; oh += R) {                                                                \
             int nr = oh1 - oh < R ? (int)(oh1 - oh) : R; /* rows past the end are computed and not stored */       \
             __m512 acc[R][NV];                                                                                     \
@@ -259,21 +283,13 @@ static const float dw_zero_row[DW_DIRECT_MAXW];
                     _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                          \
                         const float *rp = rows[r] + kw * j->dw;                                                    \
                         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                     \
-                            __m512 xv = _mm512_maskz_loadu_ps(mk[kw][v][0], rp + 16 * S * v);                      \
-                            if (S == 2)                                                                            \
-                                xv = _mm512_permutex2var_ps(                                                       \
-                                    xv, even, _mm512_maskz_loadu_ps(mk[kw][v][S - 1], rp + 16 * S * v + 16));      \
+                            __m512 xv = dw_load_taps(rp + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1], even);    \
                             acc[r][v] = _mm512_fmadd_ps(wv, xv, acc[r][v]);                                        \
                         }                                                                                          \
                     }                                                                                              \
                 }                                                                                                  \
             }                                                                                                      \
-            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) { /* a constant trip count: acc stays in registers */ \
-                if (r >= nr) break;                                                                                \
-                float *yr = yp + (oh + r) * OW + ow0;                                                              \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV - 1; v++) _mm512_storeu_ps(yr + 16 * v, acc[r][v]); \
-                _mm512_mask_storeu_ps(yr + 16 * (NV - 1), last, acc[r][NV - 1]);                                   \
-            }                                                                                                      \
+            DW_STORE_ROWS(R, NV)                                                                                   \
         }                                                                                                          \
     }
 #define DW_DIRECT_ALL(K)                                                                                           \
@@ -313,30 +329,21 @@ static const dw_direct_fn dw_direct_fns[3][2][4] = {
         float bias_s)                                                                                              \
     {                                                                                                              \
         enum { P = (R - 1) * SH + K }; /* input rows a block of R output rows reads */                            \
-        int64_t W = j->W, OW = j->OW;                                                                              \
-        __mmask16 mk[K][NV][S];                                                                                    \
-        for (int kw = 0; kw < K; kw++)                                                                             \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                                   \
-                for (int h = 0; h < S; h++)                                                                        \
-                    mk[kw][v][h] = mrt_mask16_inside((ow0 + 16 * v) * S - j->pw + kw * j->dw + 16 * h, W);     \
-        int64_t left = OW - ow0 - 16 * (NV - 1);                                                                   \
-        __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);                          \
-        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);         \
+        int64_t W = j->W;                                                                                          \
+        DW_COLUMN_MASKS(S, NV, K, K);                                                                              \
         for (int64_t oh = oh0; oh < oh1; oh += R) {                                                                \
             int nr = oh1 - oh < R ? (int)(oh1 - oh) : R; /* rows past the end are computed and not stored */       \
             __m512 acc[R][NV];                                                                                     \
             _Pragma("GCC unroll 4") for (int r = 0; r < R; r++)                                                    \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_set1_ps(bias_s);           \
-            DW_UNROLL_ALL for (int p = 0; p < P; p++) {                                                 \
+            DW_UNROLL_ALL for (int p = 0; p < P; p++) {                                                            \
                 int64_t ih = oh * SH - j->ph + p;                                                                  \
                 /* a padding row (or a row past the end) reads zeros: w * 0, as the reference */                   \
                 const float *rp = (ih >= 0 && ih < j->H ? xp + ih * W : dw_zero_row) + (ow0 * S - j->pw);          \
-                DW_UNROLL_ALL for (int kw = 0; kw < K; kw++) {                                           \
+                DW_UNROLL_ALL for (int kw = 0; kw < K; kw++) {                                                     \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                         \
-                        const float *src = rp + kw * j->dw + 16 * S * v;                                           \
-                        __m512 xv = _mm512_maskz_loadu_ps(mk[kw][v][0], src);                                      \
-                        if (S == 2)                                                                                \
-                            xv = _mm512_permutex2var_ps(xv, even, _mm512_maskz_loadu_ps(mk[kw][v][S - 1], src + 16)); \
+                        __m512 xv = dw_load_taps(rp + kw * j->dw + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1],  \
+                                                 even);                                                            \
                         DW_UNROLL_ALL for (int r = 0; r < R; r++) {                                                \
                             int kh = p - SH * r;                                                                   \
                             if (kh >= 0 && kh < K)                                                                 \
@@ -345,12 +352,7 @@ static const dw_direct_fn dw_direct_fns[3][2][4] = {
                     }                                                                                              \
                 }                                                                                                  \
             }                                                                                                      \
-            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                                  \
-                if (r >= nr) break;                                                                                \
-                float *yr = yp + (oh + r) * OW + ow0;                                                              \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV - 1; v++) _mm512_storeu_ps(yr + 16 * v, acc[r][v]); \
-                _mm512_mask_storeu_ps(yr + 16 * (NV - 1), last, acc[r][NV - 1]);                                   \
-            }                                                                                                      \
+            DW_STORE_ROWS(R, NV)                                                                                   \
         }                                                                                                          \
     }
 #define DW_REUSE_NV(S, K, SH)                                                                                      \

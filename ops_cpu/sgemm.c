@@ -185,82 +185,60 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
 }
 
 #ifdef MRT_HAVE_AVX512_INTRINSICS
-/* NV vectors of 16 columns: the full tile is NV = 3; a panel's last columns use the narrowest tile that covers
-   them (a 7x7 image has 49 columns: 48 + 1), so a short tail does not cost a full tile. */
+/* The tile's body: NV vectors of 16 columns (the full tile is NV = 3; a panel's last columns use the narrowest tile
+   that covers them: a 7x7 image has 49 columns, 48 + 1), B's row kk at BROW (packed, or read in place). */
+#define TILE_AVX512_BODY(NV, BROW)                                                                                 \
+    __m512 acc[MR][NV];                                                                                            \
+    __mmask16 mask[NV];                                                                                            \
+    for (int v = 0; v < NV; v++) {                                                                                 \
+        int rem = nr - 16 * v;                                                                                     \
+        mask[v] = rem >= 16 ? (__mmask16)0xFFFF : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1);         \
+    }                                                                                                              \
+    for (int i = 0; i < MR; i++)                                                                                   \
+        for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                              \
+    if (load) /* C is added after the k loop: have it in L1 by then */                                            \
+        for (int i = 0; i < mr; i++)                                                                               \
+            for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);          \
+    for (int64_t kk = 0; kk < kc; kk++, a += MR) {                                                                 \
+        const float *bk = (BROW);                                                                                  \
+        __m512 bv[NV];                                                                                             \
+        for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(bk + 16 * v);                                        \
+        for (int i = 0; i < MR; i++) {                                                                             \
+            __m512 ai = _mm512_set1_ps(a[i]);                                                                      \
+            for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                        \
+        }                                                                                                          \
+    }                                                                                                              \
+    /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC        \
+       spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */          \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                                        \
+        if (i >= mr) break;                                                                                        \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                     \
+            __m512 r = load ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v), acc[i][v])       \
+                            : acc[i][v];                                                                           \
+            r = bias ? _mm512_add_ps(r, _mm512_set1_ps(bias[i])) : r;                                              \
+            _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                               \
+        }                                                                                                          \
+    }
 #define TILE_AVX512(NV)                                                                                            \
     __attribute__((target("avx512f"))) static void tile_avx512_##NV(int64_t kc, const float *a, const float *b,   \
                                                                      float *c, int64_t ldc, int mr, int nr,          \
                                                                      bool load, const float *bias)                   \
     {                                                                                                              \
-        __m512 acc[MR][NV];                                                                                        \
-        __mmask16 mask[NV];                                                                                        \
-        for (int v = 0; v < NV; v++) {                                                                             \
-            int rem = nr - 16 * v;                                                                                 \
-            mask[v] = rem >= 16 ? (__mmask16)0xFFFF : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1);     \
-        }                                                                                                          \
-        for (int i = 0; i < MR; i++)                                                                               \
-            for (int v = 0; v < NV; v++)                                                                           \
-                acc[i][v] = _mm512_setzero_ps();                                                                   \
-        if (load) /* C is added after the k loop: have it in L1 by then */                                        \
-            for (int i = 0; i < mr; i++)                                                                           \
-                for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);      \
-        for (int64_t kk = 0; kk < kc; kk++, a += MR, b += NR) {                                                    \
-            __m512 bv[NV];                                                                                         \
-            for (int v = 0; v < NV; v++) bv[v] = _mm512_load_ps(b + 16 * v);                                       \
-            for (int i = 0; i < MR; i++) {                                                                         \
-                __m512 ai = _mm512_set1_ps(a[i]);                                                                  \
-                for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                    \
-            }                                                                                                      \
-        }                                                                                                          \
-        /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC    \
-           spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */      \
-        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                                    \
-            if (i >= mr) break;                                                                                    \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                 \
-                __m512 r = load ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v), acc[i][v])   \
-                                : acc[i][v];                                                                       \
-                r = bias ? _mm512_add_ps(r, _mm512_set1_ps(bias[i])) : r;                                          \
-                _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                           \
-            }                                                                                                      \
-        }                                                                                                          \
+        TILE_AVX512_BODY(NV, b + kk * NR)                                                                          \
     }
-TILE_AVX512(1)
-TILE_AVX512(2)
-TILE_AVX512(3)
-
-/* The tile with B's rows read in place (mrt_sgemm_tile_rows): row kk's 16 NV floats at brows[kk] + boff. The same
-   chains as TILE_AVX512 with load false. */
+/* B's rows read in place (mrt_sgemm_tile_rows): row kk's floats from brows[kk] + boff; one k block, from 0 */
 #define TILE_ROWS_AVX512(NV)                                                                                       \
     __attribute__((target("avx512f"))) static void tile_rows_avx512_##NV(int64_t kc, const float *a,               \
                                                                           const float *const *brows, int64_t boff, \
                                                                           float *c, int64_t ldc, int mr, int nr,   \
                                                                           const float *bias)                       \
     {                                                                                                              \
-        __m512 acc[MR][NV];                                                                                        \
-        __mmask16 mask[NV];                                                                                        \
-        for (int v = 0; v < NV; v++) {                                                                             \
-            int rem = nr - 16 * v;                                                                                 \
-            mask[v] = rem >= 16 ? (__mmask16)0xFFFF : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1);     \
-        }                                                                                                          \
-        for (int i = 0; i < MR; i++)                                                                               \
-            for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                          \
-        for (int64_t kk = 0; kk < kc; kk++, a += MR) {                                                             \
-            const float *b = brows[kk] + boff;                                                                     \
-            __m512 bv[NV];                                                                                         \
-            for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);                                      \
-            for (int i = 0; i < MR; i++) {                                                                         \
-                __m512 ai = _mm512_set1_ps(a[i]);                                                                  \
-                for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                    \
-            }                                                                                                      \
-        }                                                                                                          \
-        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                                    \
-            if (i >= mr) break;                                                                                    \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                 \
-                __m512 r = bias ? _mm512_add_ps(acc[i][v], _mm512_set1_ps(bias[i])) : acc[i][v];                   \
-                _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                           \
-            }                                                                                                      \
-        }                                                                                                          \
+        const bool load = false;                                                                                   \
+        TILE_AVX512_BODY(NV, brows[kk] + boff)                                                                     \
     }
+TILE_AVX512(1)
+TILE_AVX512(2)
+TILE_AVX512(3)
 TILE_ROWS_AVX512(1)
 TILE_ROWS_AVX512(2)
 TILE_ROWS_AVX512(3)

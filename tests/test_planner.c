@@ -224,16 +224,23 @@ Test(planner, workspace_over_the_allocation_limit_names_the_node)
 
 /* MatMul -> Add(bias row) -> Add(residual) -> Relu, and MatMul -> Sigmoid+Mul (SiLU): the five successors fused
    into the two MatMuls give the same bits as the nodes run on their own (whose kernels the op tests check). */
-static mrt_model *linear_chain_model(void)
+/* An empty opset-17 model with graph inputs "x" and "r", and a generator for its weights */
+static mrt_model *x_r_model(const char *weights_seed, th_rng *rr)
 {
     mrt_model *m = mrt_model_new();
     m->graph = mrt_graph_new("g");
     mrt_model_set_opset(m, "", 17);
-    mrt_graph *g = m->graph;
-    mrt_graph_add_input(g, "x", NULL, NULL);
-    mrt_graph_add_input(g, "r", NULL, NULL);
+    mrt_graph_add_input(m->graph, "x", NULL, NULL);
+    mrt_graph_add_input(m->graph, "r", NULL, NULL);
+    th_rng_init(rr, th_seed(weights_seed));
+    return m;
+}
+
+static mrt_model *linear_chain_model(void)
+{
     th_rng rr;
-    th_rng_init(&rr, th_seed("planner.linear_chain.weights"));
+    mrt_model *m = x_r_model("planner.linear_chain.weights", &rr);
+    mrt_graph *g = m->graph;
     mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 2, (int64_t[]){40, 70}, -1, 1);
     mrt_tensor b = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){70}, -1, 1);
     mrt_tensor w2 = th_rand(&rr, MRT_DTYPE_FLOAT, 2, (int64_t[]){70, 33}, -1, 1);
@@ -253,10 +260,10 @@ static mrt_model *linear_chain_model(void)
     return m;
 }
 
-static mrt_tensor run_linear_chain(bool no_fuse, int threads, const mrt_tensor *x, const mrt_tensor *r,
-                                   mrt_session_stats *st)
+/* Runs model m (inputs "x" and "r", one output), frees it, returns the output */
+static mrt_tensor run_x_r_model(mrt_model *m, bool no_fuse, int threads, const mrt_tensor *x, const mrt_tensor *r,
+                                mrt_session_stats *st)
 {
-    mrt_model *m = linear_chain_model();
     mrt_session_options opt = mrt_session_options_default();
     opt.no_fuse = no_fuse;
     opt.n_threads = threads;
@@ -280,8 +287,9 @@ Test(planner, matmul_bias_residual_activation_fuse_with_the_same_bits)
     mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){3, 50, 40}, -1, 1);
     mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){3, 50, 70}, -1, 1);
     mrt_session_stats u, f1, f2;
-    mrt_tensor yu = run_linear_chain(true, 1, &x, &res, &u), y1 = run_linear_chain(false, 1, &x, &res, &f1),
-               y2 = run_linear_chain(false, 2, &x, &res, &f2);
+    mrt_tensor yu = run_x_r_model(linear_chain_model(), true, 1, &x, &res, &u),
+               y1 = run_x_r_model(linear_chain_model(), false, 1, &x, &res, &f1),
+               y2 = run_x_r_model(linear_chain_model(), false, 2, &x, &res, &f2);
     cr_assert_eq(u.fused_nodes, 0);
     cr_assert_eq(f1.fused_nodes, 5, "bias, residual and Relu into the first MatMul, Sigmoid and Mul into the second: %d",
                  f1.fused_nodes);
@@ -296,14 +304,9 @@ Test(planner, matmul_bias_residual_activation_fuse_with_the_same_bits)
    (the residual is indexed from each image's first output). */
 static mrt_model *stem_chain_model(void)
 {
-    mrt_model *m = mrt_model_new();
-    m->graph = mrt_graph_new("g");
-    mrt_model_set_opset(m, "", 17);
-    mrt_graph *g = m->graph;
-    mrt_graph_add_input(g, "x", NULL, NULL);
-    mrt_graph_add_input(g, "r", NULL, NULL);
     th_rng rr;
-    th_rng_init(&rr, th_seed("planner.stem_chain.weights"));
+    mrt_model *m = x_r_model("planner.stem_chain.weights", &rr);
+    mrt_graph *g = m->graph;
     mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){20, 3, 3, 3}, -1, 1);
     mrt_tensor b = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, -1, 1);
     mrt_tensor scale = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, 0.5, 2);
@@ -326,26 +329,6 @@ static mrt_model *stem_chain_model(void)
     return m;
 }
 
-static mrt_tensor run_stem_chain(bool no_fuse, int threads, const mrt_tensor *x, const mrt_tensor *r,
-                                 mrt_session_stats *st)
-{
-    mrt_model *m = stem_chain_model();
-    mrt_session_options opt = mrt_session_options_default();
-    opt.no_fuse = no_fuse;
-    opt.n_threads = threads;
-    mrt_session *s;
-    cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK);
-    const char *names[2] = {"x", "r"};
-    mrt_value v[2] = {mrt_value_from_tensor(*x), mrt_value_from_tensor(*r)};
-    cr_assert_eq(mrt_session_run(s, 2, names, v), MRT_STATUS_OK, "%s", mrt_last_error());
-    mrt_tensor y;
-    cr_assert_eq(mrt_tensor_copy(&y, &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
-    mrt_session_get_stats(s, st);
-    mrt_session_free(s);
-    mrt_model_free(m);
-    return y;
-}
-
 Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
 {
     th_rng r;
@@ -354,8 +337,9 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
     mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 61, 101}, -1, 1);
     mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 31, 51}, -1, 1);
     mrt_session_stats u, f1, f2;
-    mrt_tensor yu = run_stem_chain(true, 1, &x, &res, &u), y1 = run_stem_chain(false, 1, &x, &res, &f1),
-               y2 = run_stem_chain(false, 2, &x, &res, &f2);
+    mrt_tensor yu = run_x_r_model(stem_chain_model(), true, 1, &x, &res, &u),
+               y1 = run_x_r_model(stem_chain_model(), false, 1, &x, &res, &f1),
+               y2 = run_x_r_model(stem_chain_model(), false, 2, &x, &res, &f2);
     cr_assert_eq(u.fused_nodes, 0);
     cr_assert_eq(f1.fused_nodes, 3, "BatchNormalization, Add and Relu into the Conv: %d", f1.fused_nodes);
     cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "fused and unfused runs differ");
