@@ -200,7 +200,7 @@ static void dw_plane_checked(const dw_job *j, int64_t plane)
 #ifdef DW_HAVE_AVX512
 /* DW_REUSE's loops are unrolled in full, so that which output rows an input row feeds is known at compile time.
    Under the sanitizers (the ASan and fuzz builds) they stay loops, the same operations in the same order: with a
-   check on every unrolled index, clang took over 8 minutes on this one file (28 s without the unrolling). */
+   check on every unrolled index, clang took over 8 minutes on this one file (about 30 s without the unrolling). */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define DW_SANITIZED 1
