@@ -44,6 +44,35 @@ static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, i
     }
 }
 
+/* BatchNormalization then Relu or Clip in one pass over y: the two ops' formulas per element, in order, so the
+   same bits as two passes with one load and store fewer per element (MobileNetV2's BatchNormalization + Clip
+   epilogues were 8.6% of its run) */
+MRT_VECTORIZE_CLONES
+static void post_bn_clamp(const mrt_post_op *bn, const mrt_post_op *act, float *y, int64_t n, int64_t c)
+{
+    mrt_bn_coef k = bn->bn[c];
+    if (act->kind == MRT_POST_RELU) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = mrt_bn_apply_f32(y[i], k);
+            y[i] = v < 0.0f ? 0.0f : v;
+        }
+    } else {
+        float lo = act->lo, hi = act->hi;
+        for (int64_t i = 0; i < n; i++) {
+            float v = mrt_bn_apply_f32(y[i], k);
+            v = v < lo ? lo : v;
+            y[i] = v > hi ? hi : v;
+        }
+    }
+}
+
+/* Ops k and k + 1 are BatchNormalization and a clamp that post_bn_clamp runs as one */
+static bool bn_then_clamp(const mrt_epilogue *ep, int k)
+{
+    return ep->ops[k].kind == MRT_POST_BATCHNORM && k + 1 < ep->n_ops &&
+           (ep->ops[k + 1].kind == MRT_POST_RELU || ep->ops[k + 1].kind == MRT_POST_CLIP);
+}
+
 /* One post-op over y[0..n) of channel c, at flat output index `at` */
 static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int64_t at)
 {
@@ -59,7 +88,14 @@ static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int6
 void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, int64_t at)
 {
     if (!ep) return;
-    for (int k = 0; k < ep->n_ops; k++) apply_op(&ep->ops[k], y, n, c, at);
+    for (int k = 0; k < ep->n_ops; k++) {
+        if (bn_then_clamp(ep, k)) {
+            post_bn_clamp(&ep->ops[k], &ep->ops[k + 1], y, n, c);
+            k++;
+        } else {
+            apply_op(&ep->ops[k], y, n, c, at);
+        }
+    }
 }
 
 void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols, int64_t ldc,
@@ -75,9 +111,13 @@ void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int
        element still gets the ops in the same order: the same bits. */
     for (int k = 0; k < ep->n_ops; k++) {
         const mrt_post_op *op = &ep->ops[k];
-        if (op->kind == MRT_POST_BATCHNORM)
+        if (bn_then_clamp(ep, k)) {
+            for (int64_t r = 0; r < rows; r++) post_bn_clamp(op, &ep->ops[k + 1], y + r * cols, cols, channel0 + r);
+            k++;
+        } else if (op->kind == MRT_POST_BATCHNORM) {
             for (int64_t r = 0; r < rows; r++) apply_op(op, y + r * cols, cols, channel0 + r, at0 + r * cols);
-        else
+        } else {
             apply_op(op, y, rows * cols, channel0, at0);
+        }
     }
 }

@@ -54,6 +54,9 @@ Test(epilogue, block_form_matches_row_by_row)
             {3, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_ADD, .other = other},
                  {.kind = MRT_POST_CLIP, .lo = -1.0f, .hi = 4.0f}}},
             {2, {{.kind = MRT_POST_ADD_ROW, .other = other, .n_cols = cols}, {.kind = MRT_POST_SIGMOID}}},
+            /* BatchNormalization then Relu or Clip: run as one pass (post_bn_clamp) */
+            {2, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_CLIP, .lo = -1.0f, .hi = 4.0f}}},
+            {2, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_RELU}}},
         };
         for (size_t k = 0; k < sizeof chains / sizeof chains[0]; k++) {
             memcpy(y0, x, (size_t)n * sizeof *x);

@@ -19,13 +19,14 @@ typedef struct gcase {
 } gcase;
 
 /* Epilogues the fusion pass builds (engine/fuse.c), applied to each finished block of rows */
-enum { N_CHAINS = 6 };
+enum { N_CHAINS = 7 };
 static const mrt_post_kind chains[N_CHAINS][4] = {
     {MRT_POST_BATCHNORM, MRT_POST_ADD, MRT_POST_RELU}, {MRT_POST_BATCHNORM, MRT_POST_CLIP},
     {MRT_POST_BATCHNORM, MRT_POST_SILU},               {MRT_POST_ADD, MRT_POST_SIGMOID},
     {MRT_POST_RELU},                                   {MRT_POST_BATCHNORM, MRT_POST_ADD, MRT_POST_CLIP},
+    {MRT_POST_BATCHNORM, MRT_POST_RELU},
 };
-static const int chain_len[N_CHAINS] = {3, 2, 2, 2, 1, 3};
+static const int chain_len[N_CHAINS] = {3, 2, 2, 2, 1, 3, 2};
 
 /* one element through op (the formulas of engine/epilogue.h, spelled out) */
 static float post_ref(const mrt_post_op *op, float v, int64_t channel, int64_t at)
