@@ -4,6 +4,14 @@
 #include "ops_cpu/simd.h"
 #include "ops_cpu/vmath.h"
 
+/* Relu's and Clip's per-element formulas, for the post-op and for post_bn_clamp */
+static inline float relu_f32(float v) { return v < 0.0f ? 0.0f : v; } /* as Relu: NaN and -0 pass through */
+static inline float clip_f32(float v, float lo, float hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+
 MRT_VECTORIZE_CLONES
 static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, int64_t at)
 {
@@ -29,14 +37,11 @@ static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, i
         break;
     }
     case MRT_POST_RELU:
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i]; /* as Relu: NaN and -0 pass through */
+        for (int64_t i = 0; i < n; i++) y[i] = relu_f32(y[i]);
         break;
     case MRT_POST_CLIP: {
         float lo = op->lo, hi = op->hi;
-        for (int64_t i = 0; i < n; i++) {
-            float v = y[i] < lo ? lo : y[i];
-            y[i] = v > hi ? hi : v;
-        }
+        for (int64_t i = 0; i < n; i++) y[i] = clip_f32(y[i], lo, hi);
         break;
     }
     default:
@@ -52,17 +57,10 @@ static void post_bn_clamp(const mrt_post_op *bn, const mrt_post_op *act, float *
 {
     mrt_bn_coef k = bn->bn[c];
     if (act->kind == MRT_POST_RELU) {
-        for (int64_t i = 0; i < n; i++) {
-            float v = mrt_bn_apply_f32(y[i], k);
-            y[i] = v < 0.0f ? 0.0f : v;
-        }
+        for (int64_t i = 0; i < n; i++) y[i] = relu_f32(mrt_bn_apply_f32(y[i], k));
     } else {
         float lo = act->lo, hi = act->hi;
-        for (int64_t i = 0; i < n; i++) {
-            float v = mrt_bn_apply_f32(y[i], k);
-            v = v < lo ? lo : v;
-            y[i] = v > hi ? hi : v;
-        }
+        for (int64_t i = 0; i < n; i++) y[i] = clip_f32(mrt_bn_apply_f32(y[i], k), lo, hi);
     }
 }
 
