@@ -342,7 +342,6 @@ __attribute__((target("avx512f"))) static void pack_rows_avx512(const panel_load
                                                                  const float *x, int64_t plane, int64_t c_lo,
                                                                  int64_t c_hi, float *d, int64_t step)
 {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     for (int64_t c = c_lo; c <= c_hi; c++, d += step) {
         uintptr_t im = (uintptr_t)(x + c * plane);
         for (int v = 0; v < PANEL_VECS; v++) {
@@ -354,7 +353,7 @@ __attribute__((target("avx512f"))) static void pack_rows_avx512(const panel_load
                 } else {
                     __m512 lo = _mm512_maskz_loadu_ps(pl->lo[v][k], p);
                     __m512 hi = _mm512_maskz_loadu_ps(pl->hi[v][k], p + 16);
-                    r = _mm512_mask_mov_ps(r, pl->lanes[v][k], _mm512_permutex2var_ps(lo, even, hi));
+                    r = _mm512_mask_mov_ps(r, pl->lanes[v][k], mrt_even16(lo, hi));
                 }
             }
             _mm512_store_ps(d + 16 * v, r);
@@ -464,7 +463,7 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     return MRT_STATUS_OK;
 }
 
-#ifdef MRT_HAVE_AVX512_INTRINSICS
+#ifdef CONV_HAVE_AVX512
 /* ---- few input channels (stems): B read in place from padded input rows.
    With 3 input channels, packing B (im2col) was a third of ResNet-18's 7x7/2 stem: each packing plan is replayed
    for only 3 channels. Here every input row is copied once into zero-padded "phase rows" (stride 2: the even and
@@ -488,8 +487,6 @@ __attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t r0, 
     const rows_job *j = arg;
     const mrt_window *w = &j->p->win;
     int64_t W = w->in[1], pw = w->pad_begin[1];
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     for (int64_t r = r0; r < r1; r++) {
         const float *xr = j->x + r * W;
         float *d = j->rows + r * j->S * j->lp;
@@ -500,8 +497,8 @@ __attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t r0, 
                 _mm512_store_ps(d + i0, v);
             } else {
                 __m512 u = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 + 16, W), xr + c0 + 16);
-                _mm512_store_ps(d + i0, _mm512_permutex2var_ps(v, even, u));
-                _mm512_store_ps(d + j->lp + i0, _mm512_permutex2var_ps(v, odd, u));
+                _mm512_store_ps(d + i0, mrt_even16(v, u));
+                _mm512_store_ps(d + j->lp + i0, mrt_odd16(v, u));
             }
         }
     }
@@ -536,8 +533,7 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
                                     j->bias ? j->bias + m0 : NULL);
             }
         }
-        for (int64_t m = 0; m < p->m; m++)
-            mrt_epilogue_apply(j->ep, yo + m * ohw, OW, m, j->at0 + m * ohw + oh * OW);
+        mrt_epilogue_apply_rows(j->ep, yo, p->m, OW, ohw, 0, j->at0 + oh * OW);
     }
 }
 
@@ -577,7 +573,7 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
         return MRT_STATUS_OK;
     }
     if (uses_sgemm(&p, x->dtype)) {
-#ifdef MRT_HAVE_AVX512_INTRINSICS
+#ifdef CONV_HAVE_AVX512
         int64_t rows = mrt_conv_rows_floats(&p, x->dtype);
         if (rows > 0 && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);
 #endif

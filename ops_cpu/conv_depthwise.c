@@ -231,9 +231,7 @@ static const float dw_zero_row[DW_DIRECT_MAXW];
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                                       \
             for (int h = 0; h < S; h++)                                                                            \
                 mk[kw][v][h] = mrt_mask16_inside((ow0 + 16 * v) * S - j->pw + kw * j->dw + 16 * h, j->W);          \
-    int64_t left = j->OW - ow0 - 16 * (NV - 1);                                                                    \
-    __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);                              \
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+    __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1))
 /* the R x NV accumulators of output rows oh.., stored (rows past nr were computed and are not) */
 #define DW_STORE_ROWS(R, NV)                                                                                       \
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) { /* a constant trip count: acc stays in registers */     \
@@ -243,14 +241,13 @@ static const float dw_zero_row[DW_DIRECT_MAXW];
         _mm512_mask_storeu_ps(yr + 16 * (NV - 1), last, acc[r][NV - 1]);                                           \
     }
 
-/* 16 output columns' inputs of one tap: columns src[S i], i < 16, zero where the masks are (stride 2: two loads
-   and a permute keeping the even lanes) */
+/* 16 output columns' inputs of one tap: columns src[S i], i < 16, zero where the masks are (stride 2: two loads,
+   the even floats kept) */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 dw_load_taps(const float *src, int s,
-                                                                                   __mmask16 m0, __mmask16 m1,
-                                                                                   __m512i even)
+                                                                                   __mmask16 m0, __mmask16 m1)
 {
     __m512 x = _mm512_maskz_loadu_ps(m0, src);
-    return s == 2 ? _mm512_permutex2var_ps(x, even, _mm512_maskz_loadu_ps(m1, src + 16)) : x;
+    return s == 2 ? mrt_even16(x, _mm512_maskz_loadu_ps(m1, src + 16)) : x;
 }
 
 /* Output rows [oh0, oh1), columns [ow0, ow0 + 16 NV) (the last vector may be partial) of one plane, stride S
@@ -283,7 +280,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 dw_load_t
                     _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                          \
                         const float *rp = rows[r] + kw * j->dw;                                                    \
                         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                     \
-                            __m512 xv = dw_load_taps(rp + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1], even);    \
+                            __m512 xv = dw_load_taps(rp + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1]);          \
                             acc[r][v] = _mm512_fmadd_ps(wv, xv, acc[r][v]);                                        \
                         }                                                                                          \
                     }                                                                                              \
@@ -342,8 +339,7 @@ static const dw_direct_fn dw_direct_fns[3][2][4] = {
                 const float *rp = (ih >= 0 && ih < j->H ? xp + ih * W : dw_zero_row) + (ow0 * S - j->pw);          \
                 DW_UNROLL_ALL for (int kw = 0; kw < K; kw++) {                                                     \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                         \
-                        __m512 xv = dw_load_taps(rp + kw * j->dw + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1],  \
-                                                 even);                                                            \
+                        __m512 xv = dw_load_taps(rp + kw * j->dw + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1]); \
                         DW_UNROLL_ALL for (int r = 0; r < R; r++) {                                                \
                             int kh = p - SH * r;                                                                   \
                             if (kh >= 0 && kh < K)                                                                 \

@@ -215,7 +215,6 @@ __attribute__((target("avx512f"))) static void mp2d_plane_avx512(const mp2d_job 
     int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], S = w->stride[1], pw = w->pad_begin[1];
     const __m512 ninf = _mm512_set1_ps(-INFINITY), qnan = _mm512_set1_ps(NAN);
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     for (int64_t ow0 = 0; ow0 < OW; ow0 += 16 * MP_DIRECT_MAXV) {
         int nv = (int)((OW - ow0 + 15) / 16 < MP_DIRECT_MAXV ? (OW - ow0 + 15) / 16 : MP_DIRECT_MAXV);
         /* lanes of the two 16-float loads at input column (ow0 + 16 v) S - pw + kw (+ 16) inside [0, W) */
@@ -224,7 +223,7 @@ __attribute__((target("avx512f"))) static void mp2d_plane_avx512(const mp2d_job 
             for (int v = 0; v < nv; v++)
                 for (int h = 0; h < 2; h++) mk[kw][v][h] = mrt_mask16_inside((ow0 + 16 * v) * S - pw + kw + 16 * h, W);
         int64_t left = OW - ow0 - 16 * (nv - 1);
-        __mmask16 last = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        __mmask16 last = mrt_mask16_first(left);
         for (int64_t oh = 0; oh < OH; oh++) {
             int64_t h0 = oh * sh - w->pad_begin[0], hlo = h0 < 0 ? 0 : h0, hhi = h0 + KH < H ? h0 + KH : H;
             for (int v = 0; v < nv; v++) {
@@ -235,7 +234,7 @@ __attribute__((target("avx512f"))) static void mp2d_plane_avx512(const mp2d_job 
                         const float *p = xp + ih * W + (ow0 + 16 * v) * S - pw + kw;
                         __m512 x = _mm512_mask_loadu_ps(ninf, mk[kw][v][0], p);
                         if (S == 2)
-                            x = _mm512_permutex2var_ps(x, even, _mm512_mask_loadu_ps(ninf, mk[kw][v][1], p + 16));
+                            x = mrt_even16(x, _mm512_mask_loadu_ps(ninf, mk[kw][v][1], p + 16));
                         nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
                         y = kw == 0 && ih == hlo ? x : _mm512_max_ps(x, y);
                     }

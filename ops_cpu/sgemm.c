@@ -190,10 +190,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
 #define TILE_AVX512_BODY(NV, BROW)                                                                                 \
     __m512 acc[MR][NV];                                                                                            \
     __mmask16 mask[NV];                                                                                            \
-    for (int v = 0; v < NV; v++) {                                                                                 \
-        int rem = nr - 16 * v;                                                                                     \
-        mask[v] = rem >= 16 ? (__mmask16)0xFFFF : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1);         \
-    }                                                                                                              \
+    for (int v = 0; v < NV; v++) mask[v] = mrt_mask16_first(nr - 16 * v);                                          \
     for (int i = 0; i < MR; i++)                                                                                   \
         for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                              \
     if (load) /* C is added after the k loop: have it in L1 by then */                                            \

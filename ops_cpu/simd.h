@@ -23,6 +23,20 @@ static inline __mmask16 mrt_mask16_inside(int64_t c0, int64_t n)
     if (lo >= hi) return 0;
     return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
+
+/* The first n lanes (none for n <= 0, all 16 from n = 16): a row's last, partial vector */
+static inline __mmask16 mrt_mask16_first(int64_t n) { return mrt_mask16_inside(0, n); }
+
+/* Lane i = float 2i (mrt_even16) or 2i + 1 (mrt_odd16) of the 32 in lo then hi: a stride-2 row's columns from two
+   16-float loads */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 mrt_even16(__m512 lo, __m512 hi)
+{
+    return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
+}
+__attribute__((target("avx512f"), always_inline)) static inline __m512 mrt_odd16(__m512 lo, __m512 hi)
+{
+    return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), hi);
+}
 #endif
 
 /* The CPU has AVX-512F (asked once per translation unit, then cached) */

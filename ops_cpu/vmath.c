@@ -276,7 +276,7 @@ __attribute__((target("avx512f"))) static void sigmoid_avx512(float *y, const fl
         _mm512_storeu_ps(y + i + 48, silu ? _mm512_mul_ps(x3, t3) : t3);
     }
     for (; i < n; i += 16) {
-        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        __mmask16 m = mrt_mask16_first(n - i);
         __m512 xv = _mm512_maskz_loadu_ps(m, x + i), t = sigmoid16(xv);
         _mm512_mask_storeu_ps(y + i, m, silu ? _mm512_mul_ps(xv, t) : t);
     }
