@@ -75,6 +75,16 @@ typedef struct mrt_epilogue {
     mrt_post_op ops[MRT_MAX_POST_OPS];
 } mrt_epilogue;
 
+/* A per-channel scale of a pointwise Conv's input fused into the Conv (engine/fuse.c): Mul(x, s) whose only reader
+ * is a 1x1 Conv with stride 1, no padding and one group (a squeeze-excite block's output scale feeding its
+ * projection). The Conv reads x instead of the Mul's output and packs x[n, c, i] * scale[n * batch_stride +
+ * c * channel_stride] into its GEMM operand: the one float multiplication the Mul computes, so the bits are the
+ * same, and the Mul's pass over the tensor (written, then read back by the Conv) is gone. */
+typedef struct mrt_prologue {
+    const float *scale;
+    int64_t batch_stride, channel_stride; /* 0 where s is broadcast along that axis */
+} mrt_prologue;
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
  * Sigmoid+Mul (SiLU)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
- * activations], float32, each link the only reader of the value before it. */
+ * activations], float32, each link the only reader of the value before it; and before a pointwise Conv, a
+ * per-channel Mul(x, s) that only the Conv reads (mrt_prologue). */
 #include "engine/fuse.h"
 
 #include <float.h>
@@ -18,6 +19,7 @@ typedef struct fuse_scan {
     const bool *sub_read;
     int *readers;    /* per value: how many step inputs read it (graph outputs count as a reader) */
     int *reader;     /* per value: the step index of the last reader seen */
+    int *producer;   /* per value: the step that computes it, or -1 */
 } fuse_scan;
 
 static const mrt_node *node_of(const mrt_exec *e, int s) { return &e->graph->nodes[e->steps[s].node]; }
@@ -121,6 +123,13 @@ static int row_vector(const mrt_exec *e, const mrt_node *add, int x, int64_t col
     return v;
 }
 
+static mrt_fusion *fusion_new(void)
+{
+    mrt_fusion *f = calloc(1, sizeof *f);
+    if (f) f->in_value = f->scale_value = -1;
+    return f;
+}
+
 static void add_op(mrt_fusion *f, mrt_post_kind kind)
 {
     f->other_value[f->ep.n_ops] = -1;
@@ -137,7 +146,7 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
     const mrt_tensor *xt = &e->vals[x].tensor;
     if (xt->rank < (conv ? 2 : 1)) return NULL;
     int64_t channels = conv ? xt->shape[1] : 0, cols = xt->shape[xt->rank - 1];
-    mrt_fusion *f = calloc(1, sizeof *f);
+    mrt_fusion *f = fusion_new();
     if (!f) return NULL;
     int absorbed[2 * MRT_MAX_POST_OPS], n_abs = 0;
     enum { AT_BN, AT_ADD, AT_ACT, DONE } stage = AT_BN;
@@ -236,15 +245,104 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
     return f;
 }
 
+/* A tensor value of the given dtype that holds data when the steps run (a constant, a source or a planned value) */
+static bool ready_tensor(const mrt_exec *e, int v, mrt_dtype dt)
+{
+    return v >= 0 && e->vals[v].kind == MRT_VALUE_TENSOR && e->vals[v].tensor.dtype == dt &&
+           (e->state[v] == MRT_VS_CONST || e->state[v] == MRT_VS_SHAPED);
+}
+
+/* An integer-list attribute that is absent or has every entry equal to want */
+static bool ints_all(const mrt_node *nd, const char *name, int64_t want)
+{
+    const mrt_attr *a = mrt_node_attr(nd, name);
+    if (!a) return true;
+    if (a->type != MRT_ATTR_INTS) return false;
+    for (int64_t i = 0; i < a->n; i++)
+        if (a->ints[i] != want) return false;
+    return true;
+}
+
+/* Conv node nd on x (shape of rank r, C channels) is a pointwise product: weights [M, C, 1, ...], one group, stride
+   1, no padding (any auto_pad pads a 1-wide kernel at stride 1 by 0). The kernel's pointwise path is then the one
+   that applies the prologue; it checks again and fails rather than compute without the scale. */
+static bool pointwise_conv(const mrt_exec *e, const mrt_node *nd, const mrt_tensor *x)
+{
+    int w = nd->n_inputs >= 2 ? nd->inputs[1] : -1;
+    if (!ready_tensor(e, w, MRT_DTYPE_FLOAT) || !ints_all(nd, "strides", 1) || !ints_all(nd, "pads", 0))
+        return false;
+    const mrt_attr *group = mrt_node_attr(nd, "group");
+    if (group && (group->type != MRT_ATTR_INT || group->i != 1)) return false;
+    const mrt_tensor *wt = &e->vals[w].tensor;
+    if (wt->rank != x->rank || x->rank < 3 || wt->shape[1] != x->shape[1]) return false;
+    for (int d = 2; d < wt->rank; d++)
+        if (wt->shape[d] != 1) return false;
+    return true;
+}
+
+/* Mul(x, s) -> m read by Conv step c alone, with s constant along every axis but the batch and the channel: fuse it
+   into c as an input scale (mrt_prologue). */
+static void fuse_input_scale(fuse_scan *fs, int c, uint8_t *fused_away)
+{
+    mrt_exec *e = fs->e;
+    mrt_step *cst = &e->steps[c];
+    const mrt_node *cn = node_of(e, c);
+    if (cst->folded || cst->dynamic || cst->fused_into >= 0 || cst->shadow || cst->call_shadow || !cst->kernel ||
+        !(cst->kernel->flags & MRT_KERNEL_INPUT_SCALE) || !is_op(cn, "Conv") || cn->n_inputs < 2)
+        return;
+    int m = cn->inputs[0];
+    if (!plain_value(fs, m) || fs->readers[m] != 1) return;
+    int mul = fs->producer[m];
+    if (mul < 0 || !fusable_step(&e->steps[mul])) return;
+    const mrt_node *mn = node_of(e, mul);
+    if (!is_op(mn, "Mul") || mn->n_inputs != 2 || mn->outputs[0] != m) return;
+    const mrt_tensor *mt = &e->vals[m].tensor;
+    if (!pointwise_conv(e, cn, mt)) return;
+    for (int xi = 0; xi < 2; xi++) {
+        int x = mn->inputs[xi], s = mn->inputs[1 - xi];
+        if (!ready_tensor(e, x, MRT_DTYPE_FLOAT) || !mrt_tensor_same_shape(&e->vals[x].tensor, mt) ||
+            !ready_tensor(e, s, MRT_DTYPE_FLOAT))
+            continue;
+        /* s right-aligned to m: [1 or N, 1 or C, 1, ...] */
+        const mrt_tensor *st = &e->vals[s].tensor;
+        int off = mt->rank - st->rank;
+        if (off < 0) continue;
+        int64_t sd[MRT_MAX_RANK];
+        bool per_channel_scale = true;
+        for (int d = 0; d < mt->rank; d++) {
+            sd[d] = d >= off ? st->shape[d - off] : 1;
+            if (sd[d] != 1 && (d >= 2 || sd[d] != mt->shape[d])) per_channel_scale = false;
+        }
+        if (!per_channel_scale) continue;
+        mrt_fusion *f = cst->fusion;
+        if (!f) {
+            f = fusion_new();
+            if (!f) return; /* no fusion: the nodes run on their own */
+            f->out_value = cn->outputs[0];
+            cst->fusion = f;
+        }
+        f->in_value = x;
+        f->scale_value = s;
+        f->pro.channel_stride = sd[1] > 1 ? 1 : 0;
+        f->pro.batch_stride = sd[0] > 1 ? sd[1] : 0;
+        e->steps[mul].fused_into = c;
+        fused_away[m] = 1;
+        return;
+    }
+}
+
 mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away)
 {
     const mrt_graph *g = e->graph;
-    fuse_scan fs = {e, sub_read, calloc((size_t)g->n_values + 1, sizeof(int)), calloc((size_t)g->n_values + 1, sizeof(int))};
-    if (!fs.readers || !fs.reader) {
+    size_t nv = (size_t)g->n_values + 1;
+    fuse_scan fs = {e, sub_read, calloc(nv, sizeof(int)), calloc(nv, sizeof(int)), malloc(nv * sizeof(int))};
+    if (!fs.readers || !fs.reader || !fs.producer) {
         free(fs.readers);
         free(fs.reader);
+        free(fs.producer);
         return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (fusion)");
     }
+    for (size_t v = 0; v < nv; v++) fs.producer[v] = -1;
     for (int s = 0; s < e->n_steps; s++) {
         const mrt_node *nd = node_of(e, s);
         for (int i = 0; i < nd->n_inputs; i++) {
@@ -253,6 +351,8 @@ mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away
             fs.readers[v]++;
             fs.reader[v] = s;
         }
+        for (int i = 0; i < nd->n_outputs; i++)
+            if (nd->outputs[i] >= 0) fs.producer[nd->outputs[i]] = s;
     }
     for (int i = 0; i < g->n_outputs; i++) fs.readers[g->outputs[i]]++;
     for (int s = 0; s < e->n_steps; s++) {
@@ -265,8 +365,10 @@ mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away
         for (int i = 1; i < nd->n_outputs; i++) other_outputs |= nd->outputs[i] >= 0;
         if (!other_outputs) st->fusion = grow_chain(&fs, s, fused_away);
     }
+    for (int s = 0; s < e->n_steps; s++) fuse_input_scale(&fs, s, fused_away);
     free(fs.readers);
     free(fs.reader);
+    free(fs.producer);
     return MRT_STATUS_OK;
 }
 
@@ -281,4 +383,5 @@ void mrt_fusion_bind(const mrt_exec *e, mrt_fusion *f)
 {
     for (int k = 0; k < f->ep.n_ops; k++)
         if (f->other_value[k] >= 0) f->ep.ops[k].other = e->vals[f->other_value[k]].tensor.data;
+    if (f->scale_value >= 0) f->pro.scale = e->vals[f->scale_value].tensor.data;
 }

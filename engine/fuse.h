@@ -1,4 +1,5 @@
-/* Plan-time fusion of element-wise successors into the node that produces their input (see engine/epilogue.h).
+/* Plan-time fusion of element-wise successors into the node that produces their input, and of a per-channel
+ * input scale into a pointwise Conv (see engine/epilogue.h).
  * Engine-private: session.c calls it after every step is planned and before memory is planned. */
 #pragma once
 
@@ -12,6 +13,10 @@ typedef struct mrt_fusion {
     int out_value;
     int other_value[MRT_MAX_POST_OPS]; /* per op: the ADD operand's value, else -1 */
     mrt_bn_coef *coef;                 /* BatchNormalization's, per channel (owned) */
+    /* a Mul(x, s) fused in before the step (mrt_prologue): the step reads in_value (x) as its input 0 and
+       scale_value (s) through `pro`; in_value is -1 when there is none */
+    int in_value, scale_value;
+    mrt_prologue pro;
 } mrt_fusion;
 
 /* Find the chains among e's planned steps and mark them: the producer gets step->fusion, the absorbed steps
@@ -21,5 +26,5 @@ mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away
 
 void mrt_fusion_free(mrt_fusion *f);
 
-/* Before a run: point the ADD operands at their values' data. */
+/* Before a run: point the ADD operands and the input scale at their values' data. */
 void mrt_fusion_bind(const mrt_exec *e, mrt_fusion *f);

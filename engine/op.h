@@ -57,6 +57,7 @@ struct mrt_op_ctx {
     struct mrt_threadpool *pool; /* the session's threads (see mrt_parallel_for) */
     const void *kernel_state;    /* in run: what the kernel's prepare built for this step, or NULL */
     const struct mrt_epilogue *epilogue; /* in run: element-wise work fused into this node (see ops_cpu/epilogue.h), or NULL */
+    const struct mrt_prologue *prologue; /* in run: a scale of input 0 fused into this node (engine/epilogue.h), or NULL */
 };
 
 /* ---- inputs and outputs */

@@ -54,6 +54,9 @@ enum {
     /* run writes every element of output 0 (so the engine skips zero-filling it) and, for float32 output, applies
        ctx->epilogue to it: element-wise successors may be fused into the node (engine/fuse.c) */
     MRT_KERNEL_EPILOGUE = 1u << 0,
+    /* run applies ctx->prologue (a per-channel scale of input 0, engine/epilogue.h) whenever it is set: a
+       Mul(x, s) read only by this node may be fused into it */
+    MRT_KERNEL_INPUT_SCALE = 1u << 1,
 };
 
 /* Static tables: each family file defines `const mrt_opdef mrt_opdefs_<family>[]` / `const mrt_kernel

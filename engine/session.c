@@ -591,6 +591,12 @@ static mrt_status plan_storage(mrt_exec *e)
             int v = i < nd->n_inputs ? nd->inputs[i] : refs[i - nd->n_inputs];
             if (v >= 0 && mv[v].size && s > mv[v].last_use) mv[v].last_use = s;
         }
+        /* a Mul fused in before this step: its operands are read here */
+        const mrt_fusion *f = step->fusion;
+        for (int i = 0; f && f->in_value >= 0 && i < 2; i++) {
+            int v = i == 0 ? f->in_value : f->scale_value;
+            if (mv[v].size && s > mv[v].last_use) mv[v].last_use = s;
+        }
     }
     e->naive_bytes = naive;
     e->lower_bound_bytes = mrt_memplan_lower_bound(nm, mv, MRT_ARENA_ALIGN);
@@ -897,9 +903,14 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             ctx_buf b;
             st = ctx_prepare(e, step, false, &ctx, &b);
             if (!st && step->fusion) { /* the producer writes the chain's last value through the epilogue */
-                mrt_fusion_bind(e, step->fusion);
-                b.out[0] = &e->vals[step->fusion->out_value];
-                ctx.epilogue = &step->fusion->ep;
+                mrt_fusion *f = step->fusion;
+                mrt_fusion_bind(e, f);
+                b.out[0] = &e->vals[f->out_value];
+                ctx.epilogue = f->ep.n_ops ? &f->ep : NULL;
+                if (f->in_value >= 0) { /* and reads the fused Mul's input, scaling it as it goes */
+                    b.in[0] = &e->vals[f->in_value];
+                    ctx.prologue = &f->pro;
+                }
             }
             if (e->arena && step->ws_bytes && !step->dynamic) {
                 ctx.workspace = (char *)e->arena + step->ws_offset;

@@ -439,15 +439,24 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     float *ws = mrt_workspace(ctx, (size_t)wsf * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     bool pw = is_pointwise(win);
+    const mrt_prologue *pro = ctx->prologue;
+    if (pro && (!pw || p->group != 1)) /* engine/fuse.c fuses a scale only into pointwise Convs */
+        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
+                        "node '%s' (Conv): internal error: an input scale was fused into a Conv that is not pointwise",
+                        ctx->node->name);
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t g = 0; g < p->group; g++) {
             const float *xg = (const float *)x->data + (n * p->c + g * cg) * in_numel;
             conv_src src = {xg, win, p->kernel_numel, in_numel};
             mrt_sgemm_b bs = {0};
-            if (pw) { /* B is the image itself: [cg, spatial] */
+            if (pw) { /* B is the image itself: [cg, spatial], times the fused input scale */
                 bs.b = xg;
                 bs.rs = in_numel;
                 bs.cs = 1;
+                if (pro) {
+                    bs.row_scale = pro->scale + n * pro->batch_stride;
+                    bs.row_scale_stride = pro->channel_stride;
+                }
             } else {
                 bs.pack = conv_pack_b;
                 bs.pack_src = &src;
@@ -572,10 +581,14 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
         mrt_depthwise2d_f32(ctx, &p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data, ctx->epilogue);
         return MRT_STATUS_OK;
     }
+    if (ctx->prologue && (x->dtype != MRT_DTYPE_FLOAT || !uses_sgemm(&p, x->dtype)))
+        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
+                        "node '%s' (Conv): internal error: an input scale was fused into a %s Conv off the GEMM path",
+                        ctx->node->name, mrt_dtype_name(x->dtype));
     if (uses_sgemm(&p, x->dtype)) {
 #ifdef CONV_HAVE_AVX512
         int64_t rows = mrt_conv_rows_floats(&p, x->dtype);
-        if (rows > 0 && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);
+        if (rows > 0 && !ctx->prologue && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);
 #endif
         return conv_sgemm(ctx, &p);
     }
@@ -667,9 +680,9 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_conv[] = {
-    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE},
-    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE},
-    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE},
+    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
+    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
+    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
     {"", "ConvTranspose", 1, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 11, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 22, mrt_cpu_convtranspose, NULL},

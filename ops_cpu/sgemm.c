@@ -123,8 +123,8 @@ void mrt_sgemm_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m, int64_t
 /* B[k0:k1, j0:j1] of a strided matrix as panels (the mrt_sgemm_pack_b_fn layout). Vectorised copies: for a
    short product (few rows of A) packing costs as much as a good part of the arithmetic. */
 MRT_VECTORIZE_CLONES
-static void pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
-                           float *dst)
+static void pack_b_strided(const float *b, int64_t rs, int64_t cs, const float *scale, int64_t scale_stride, int64_t k0,
+                           int64_t k1, int64_t j0, int64_t j1, float *dst)
 {
     int64_t kc = k1 - k0;
     for (int64_t q = 0; q < ceil_div(j1 - j0, NR); q++) {
@@ -132,7 +132,10 @@ static void pack_b_strided(const float *b, int64_t rs, int64_t cs, int64_t k0, i
         float *d = dst + q * kc * NR;
         for (int64_t kk = k0; kk < k1; kk++, d += NR) {
             const float *s = b + kk * rs + jb * cs;
-            if (cs == 1) {
+            if (scale) { /* the product the fused Mul computes: x * s, one rounding */
+                float sc = scale[kk * scale_stride];
+                for (int64_t j = 0; j < cols; j++) d[j] = s[j * cs] * sc;
+            } else if (cs == 1) {
                 for (int64_t j = 0; j < cols; j++) d[j] = s[j];
             } else {
                 for (int64_t j = 0; j < cols; j++) d[j] = s[j * cs];
@@ -146,13 +149,13 @@ void mrt_sgemm_pack_b(const float *b, int64_t rs, int64_t cs, int64_t k, int64_t
 {
     /* one panel at a time: each panel holds all of k */
     for (int64_t q = 0; q < ceil_div(n, NR); q++)
-        pack_b_strided(b, rs, cs, 0, k, q * NR, min64(n, q * NR + NR), dst + q * k * NR);
+        pack_b_strided(b, rs, cs, NULL, 0, 0, k, q * NR, min64(n, q * NR + NR), dst + q * k * NR);
 }
 
 static void pack_b_block(const mrt_sgemm_b *b, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst)
 {
     if (b->pack) b->pack(b->pack_src, k0, k1, j0, j1, dst);
-    else pack_b_strided(b->b, b->rs, b->cs, k0, k1, j0, j1, dst);
+    else pack_b_strided(b->b, b->rs, b->cs, b->row_scale, b->row_scale_stride, k0, k1, j0, j1, dst);
 }
 
 /* ------------------------------------------------------------------ register tiles */
@@ -553,8 +556,13 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
         jb.bp = b->packed;
     } else if (n <= COLS_MAX && !b->pack) { /* a few columns: compact rows, no 48-wide zero padding */
         float *bc = next;
-        for (int64_t kk = 0; kk < k; kk++)
-            for (int64_t j = 0; j < n; j++) bc[kk * n + j] = b->b[kk * b->rs + j * b->cs];
+        for (int64_t kk = 0; kk < k; kk++) {
+            const float *s = b->b + kk * b->rs;
+            if (b->row_scale)
+                for (int64_t j = 0; j < n; j++) bc[kk * n + j] = s[j * b->cs] * b->row_scale[kk * b->row_scale_stride];
+            else
+                for (int64_t j = 0; j < n; j++) bc[kk * n + j] = s[j * b->cs];
+        }
         jb.bp = bc;
         jb.b_stride = n;
     } else {

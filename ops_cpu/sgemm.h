@@ -49,8 +49,10 @@ typedef void (*mrt_sgemm_pack_b_fn)(const void *src, int64_t k0, int64_t k1, int
 
 typedef struct mrt_sgemm_b {
     const float *packed;       /* packed B, or NULL */
-    const float *b;            /* else B(kk, j) = b[kk * rs + j * cs] */
+    const float *b;            /* else B(kk, j) = b[kk * rs + j * cs] (* row_scale[kk * row_scale_stride]) */
     int64_t rs, cs;
+    const float *row_scale;    /* with b: each row's scale (a Conv's fused input scale, engine/epilogue.h), or NULL */
+    int64_t row_scale_stride;
     /* else a packer (a Conv's im2col, ops_cpu/conv.c): writes B[k0:k1, j0:j1] as panels of NR columns (j0 a multiple of NR, j1 - j0 padded up to
        NR with zeros) at dst[q][kk - k0][j], q counting panels from j0 */
     mrt_sgemm_pack_b_fn pack;

@@ -347,3 +347,95 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
     mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
         mrt_tensor_release(&y2);
 }
+
+/* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The
+   Mul is fused into the projection Conv as an input scale (engine/epilogue.h, mrt_prologue): the Conv packs
+   x * s, the Mul's own product, so the bits are those of the nodes run on their own (output 0 is compared).
+   `scale_first`: Mul(s, x);
+   `batch_scale`: s is a constant [1, C, 1, 1] shared by the batch instead of the per-image SE branch; `mul_read`:
+   the Mul's output is also a graph output (no fusion: it must be computed); `kernel`: the projection's kernel
+   size (3: not pointwise, no fusion). */
+typedef struct se_variant {
+    bool scale_first, batch_scale, mul_read;
+    int kernel;
+} se_variant;
+
+static mrt_model *se_block_model(se_variant v)
+{
+    th_rng rr;
+    mrt_model *m = x_r_model("planner.se_block.weights", &rr);
+    mrt_graph *g = m->graph;
+    int64_t k = v.kernel;
+    mrt_tensor w1 = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){5, 20, 1, 1}, -1, 1);
+    mrt_tensor w2 = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){20, 5, 1, 1}, -1, 1);
+    mrt_tensor w3 = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){12, 20, k, k}, -1, 1);
+    mrt_tensor b3 = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){12}, -1, 1);
+    mrt_tensor cs = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 20, 1, 1}, 0, 2);
+    const char *names[] = {"w1", "w2", "w3", "b3", "cs"};
+    mrt_tensor *ts[] = {&w1, &w2, &w3, &b3, &cs};
+    for (int i = 0; i < 5; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_node *n;
+    /* the block's input is an intermediate (x itself is not in the arena) */
+    mrt_graph_add_node(g, "pre", "Neg", "", 1, (const char *[]){"x"}, 1, (const char *[]){"xn"}, &n);
+    mrt_graph_add_node(g, "gap", "GlobalAveragePool", "", 1, (const char *[]){"xn"}, 1, (const char *[]){"p"}, &n);
+    mrt_graph_add_node(g, "reduce", "Conv", "", 2, (const char *[]){"p", "w1"}, 1, (const char *[]){"q0"}, &n);
+    mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"q0"}, 1, (const char *[]){"q1"}, &n);
+    mrt_graph_add_node(g, "expand", "Conv", "", 2, (const char *[]){"q1", "w2"}, 1, (const char *[]){"q2"}, &n);
+    mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"q2"}, 1, (const char *[]){"s"}, &n);
+    const char *s = v.batch_scale ? "cs" : "s";
+    mrt_graph_add_node(g, "scale", "Mul", "", 2, v.scale_first ? (const char *[]){s, "xn"} : (const char *[]){"xn", s},
+                       1, (const char *[]){"m"}, &n);
+    /* between the Mul and the Conv, new values the arena could place where the Mul's operands were if their
+       lifetimes ended at the Mul (read by the projection, they must not) */
+    mrt_graph_add_node(g, "late1", "Neg", "", 1, (const char *[]){"cs"}, 1, (const char *[]){"l1"}, &n);
+    mrt_graph_add_node(g, "late2", "Neg", "", 1, (const char *[]){"x"}, 1, (const char *[]){"l2"}, &n);
+    mrt_graph_add_node(g, "project", "Conv", "", 3, (const char *[]){"m", "w3", "b3"}, 1, (const char *[]){"h"}, &n);
+    if (k > 1) mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){k / 2, k / 2, k / 2, k / 2});
+    mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h", "r"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_node(g, "late_sum", "Add", "", 2, (const char *[]){"l1", "l2"}, 1, (const char *[]){"l"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    mrt_graph_add_output(g, "l", NULL, NULL);
+    if (v.mul_read) mrt_graph_add_output(g, "m", NULL, NULL);
+    if (v.batch_scale) mrt_graph_add_output(g, "s", NULL, NULL); /* keeps the SE branch live */
+    for (int i = 0; i < 5; i++) mrt_tensor_release(ts[i]);
+    return m;
+}
+
+static void check_se_block(se_variant v, int expect_fused)
+{
+    /* 2x2: the GEMM's few-columns path; 9x7: shared packed panels; 23x29: per-thread strips (ops_cpu/sgemm.c) */
+    static const int64_t sizes[][2] = {{2, 2}, {9, 7}, {23, 29}};
+    for (int i = 0; i < 3; i++) {
+        th_rng r;
+        th_rng_init(&r, th_seed("planner.se_block"));
+        int64_t h = sizes[i][0], w = sizes[i][1];
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, h, w}, -1, 1);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 12, h, w}, -1, 1);
+        mrt_session_stats u, f1, f2;
+        mrt_tensor yu = run_x_r_model(se_block_model(v), true, 1, &x, &res, &u),
+                   y1 = run_x_r_model(se_block_model(v), false, 1, &x, &res, &f1),
+                   y2 = run_x_r_model(se_block_model(v), false, 2, &x, &res, &f2);
+        cr_assert_eq(u.fused_nodes, 0);
+        cr_assert_eq(f1.fused_nodes, expect_fused, "%dx%d: %d nodes fused, expected %d", (int)h, (int)w, f1.fused_nodes,
+                     expect_fused);
+        cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "%dx%d: fused and unfused runs differ", (int)h,
+                     (int)w);
+        cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "%dx%d: 1 and 2 threads differ", (int)h, (int)w);
+        mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
+            mrt_tensor_release(&y2);
+    }
+}
+
+/* Relu into the reduce Conv, Sigmoid into the expand Conv, the Mul and the residual Add into the projection */
+Test(planner, squeeze_excite_scale_fuses_into_the_projection_with_the_same_bits)
+{
+    check_se_block((se_variant){.kernel = 1}, 4);
+    check_se_block((se_variant){.kernel = 1, .scale_first = true}, 4);
+    check_se_block((se_variant){.kernel = 1, .batch_scale = true}, 4);
+}
+
+Test(planner, input_scale_is_not_fused_where_its_product_is_read_or_the_conv_is_not_pointwise)
+{
+    check_se_block((se_variant){.kernel = 1, .mul_read = true}, 3);
+    check_se_block((se_variant){.kernel = 3}, 3);
+}

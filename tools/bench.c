@@ -28,7 +28,8 @@ static const char bench_usage[] =
     "                        Chrome trace (ONNX Runtime's profile format); print a per-node table\n"
     "  --profile-runs N      profiled runs (default 10)\n"
     "  --top N               rows of the per-node table (default 25; 0 = all)\n"
-    "  --no-fuse             run Conv's BatchNormalization/Add/activation successors as nodes of their own\n"
+    "  --no-fuse             run Conv's BatchNormalization/Add/activation successors (and the Mul of a\n"
+    "                        squeeze-excite block before its 1x1 Conv) as nodes of their own\n"
     "                        (as in 'minirt run'), so the profile times each kernel alone\n"
     "  --plugin LIB.so       load an op plugin first (repeatable)\n"
     "  --quiet               print only the summary line\n";

@@ -29,7 +29,8 @@ static const char run_usage[] =
     "  --stats-json FILE     write them as JSON\n"
     "  --no-mem-plan         one buffer per value instead of the planned arena (debugging)\n"
     "  --no-fold             disable constant folding (debugging)\n"
-    "  --no-fuse             run Conv's BatchNormalization/Add/activation successors as nodes of their own\n"
+    "  --no-fuse             run Conv's BatchNormalization/Add/activation successors (and the Mul of a\n"
+    "                        squeeze-excite block before its 1x1 Conv) as nodes of their own\n"
     "                        (the same bits; --dump-all implies it)\n"
     "  --expand-functions OPS  run these ops (comma-separated, or 'all') through their ONNX function body even\n"
     "                        where minirt has a kernel: checks a kernel against the standard's definition\n";
