@@ -534,15 +534,16 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
                 }
             }
         float *yo = j->y + oh * OW;
+        bool ep_done = true; /* by every tile, in registers */
         for (int64_t ow0 = 0; ow0 < OW; ow0 += MRT_SGEMM_NR) {
             int nr = (int)(OW - ow0 < MRT_SGEMM_NR ? OW - ow0 : MRT_SGEMM_NR);
             for (int64_t m0 = 0; m0 < p->m; m0 += MRT_SGEMM_MR) {
                 int mr = (int)(p->m - m0 < MRT_SGEMM_MR ? p->m - m0 : MRT_SGEMM_MR);
-                mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, brows, ow0, yo + m0 * ohw + ow0, ohw, mr, nr,
-                                    j->bias ? j->bias + m0 : NULL);
+                ep_done &= mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, brows, ow0, yo + m0 * ohw + ow0, ohw, mr, nr,
+                                               j->bias ? j->bias + m0 : NULL, j->ep, m0, j->at0 + oh * OW + m0 * ohw + ow0);
             }
         }
-        mrt_epilogue_apply_rows(j->ep, yo, p->m, OW, ohw, 0, j->at0 + oh * OW);
+        if (!ep_done) mrt_epilogue_apply_rows(j->ep, yo, p->m, OW, ohw, 0, j->at0 + oh * OW);
     }
 }
 

@@ -160,16 +160,49 @@ static void pack_b_block(const mrt_sgemm_b *b, int64_t k0, int64_t k1, int64_t j
 
 /* ------------------------------------------------------------------ register tiles */
 
+/* The fused epilogue applied to a tile's results in registers, before they are stored, when it is
+   [BatchNormalization] -> [Add(residual)] -> [Relu | Clip] (the order engine/fuse.c builds): it is then no pass over
+   C of its own. Each op is the formula ops_cpu/epilogue.c applies, made of exact operations (fma, add, max, min),
+   so the bits are the same: Relu's v < 0 ? 0 : v and Clip's v < lo ? lo : v, v > hi ? hi : v are max(lo, v) and
+   min(hi, v) with x86's rule of returning the second operand unless the first compares greater (resp. less), which
+   lets NaN and -0 through as the formulas do; Relu is max(0, v) then min(+inf, v). */
+typedef struct tile_ep {
+    const mrt_bn_coef *bn;  /* per channel from the tile's row 0, or NULL */
+    const float *other;     /* the residual at the tile's C[0, 0] (rows ldc apart), or NULL */
+    float lo, hi;           /* the clamp (-inf, +inf when there is none) */
+} tile_ep;
+
+/* ep as a tile_ep for rows from channel0 and columns from flat index at (C[0, 0] of the tile); false when ep is
+   not of that form */
+static bool tile_ep_of(const mrt_epilogue *ep, int64_t channel0, int64_t at, tile_ep *te)
+{
+    *te = (tile_ep){NULL, NULL, -INFINITY, INFINITY};
+    if (!ep || ep->n_ops == 0) return false;
+    int k = 0;
+    if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_BATCHNORM) te->bn = ep->ops[k++].bn + channel0;
+    if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_ADD) te->other = ep->ops[k++].other + at;
+    if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_RELU) {
+        te->lo = 0.0f;
+        k++;
+    } else if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_CLIP) {
+        te->lo = ep->ops[k].lo;
+        te->hi = ep->ops[k].hi;
+        k++;
+    }
+    return k == ep->n_ops;
+}
+
 /* C[0:mr, 0:nr] = (load ? C + s : s), s = the sum over kk < kc (one k block) of a[kk][i] * b[kk][j] as one fma
-   chain per element from 0, then + bias[i] when bias is given. a: MR floats per kk, b: NR floats per kk (64-byte
-   aligned). */
+   chain per element from 0, then + bias[i] when bias is given, then te's epilogue when te is given (AVX-512 tile
+   only). a: MR floats per kk, b: NR floats per kk (64-byte aligned). */
 typedef void (*tile_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
-                        const float *bias);
+                        const float *bias, const tile_ep *te);
 
 MRT_VECTORIZE_CLONES
 static void tile_generic(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
-                         const float *bias)
+                         const float *bias, const tile_ep *te)
 {
+    (void)te; /* never given: the driver applies the epilogue as a pass */
     float acc[MR][NR];
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < NR; j++) acc[i][j] = 0.0f;
@@ -210,30 +243,66 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
     }                                                                                                              \
     /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC        \
        spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */          \
+    __m512 lo = _mm512_set1_ps(te ? te->lo : 0.0f), hi = _mm512_set1_ps(te ? te->hi : 0.0f);                      \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                                        \
         if (i >= mr) break;                                                                                        \
+        __m512 ahi, alo, bhi, blo;                                                                                 \
+        if (te && te->bn) {                                                                                        \
+            ahi = _mm512_set1_ps(te->bn[i].a_hi), alo = _mm512_set1_ps(te->bn[i].a_lo);                            \
+            bhi = _mm512_set1_ps(te->bn[i].b_hi), blo = _mm512_set1_ps(te->bn[i].b_lo);                            \
+        }                                                                                                          \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                     \
             __m512 r = load ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v), acc[i][v])       \
                             : acc[i][v];                                                                           \
             r = bias ? _mm512_add_ps(r, _mm512_set1_ps(bias[i])) : r;                                              \
+            if (te) {                                                                                              \
+                if (te->bn) /* mrt_bn_apply_f32 */                                                                 \
+                    r = _mm512_add_ps(_mm512_fmadd_ps(r, ahi, bhi), _mm512_fmadd_ps(r, alo, blo));                 \
+                if (te->other) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mask[v], te->other + i * ldc + 16 * v)); \
+                r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));                                                       \
+            }                                                                                                      \
             _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                               \
         }                                                                                                          \
     }
+/* with an epilogue in registers, and without (te a constant NULL: no register goes to it) */
 #define TILE_AVX512(NV)                                                                                            \
+    __attribute__((target("avx512f"))) static void tile_avx512_ep_##NV(int64_t kc, const float *a, const float *b, \
+                                                                        float *c, int64_t ldc, int mr, int nr,       \
+                                                                        bool load, const float *bias,                \
+                                                                        const tile_ep *te)                           \
+    {                                                                                                              \
+        TILE_AVX512_BODY(NV, b + kk * NR)                                                                          \
+    }                                                                                                              \
     __attribute__((target("avx512f"))) static void tile_avx512_##NV(int64_t kc, const float *a, const float *b,   \
                                                                      float *c, int64_t ldc, int mr, int nr,          \
-                                                                     bool load, const float *bias)                   \
+                                                                     bool load, const float *bias, const tile_ep *ep) \
     {                                                                                                              \
+        if (ep) {                                                                                                  \
+            tile_avx512_ep_##NV(kc, a, b, c, ldc, mr, nr, load, bias, ep);                                         \
+            return;                                                                                                \
+        }                                                                                                          \
+        const tile_ep *te = NULL;                                                                                  \
         TILE_AVX512_BODY(NV, b + kk * NR)                                                                          \
     }
 /* B's rows read in place (mrt_sgemm_tile_rows): row kk's floats from brows[kk] + boff; one k block, from 0 */
 #define TILE_ROWS_AVX512(NV)                                                                                       \
-    __attribute__((target("avx512f"))) static void tile_rows_avx512_##NV(int64_t kc, const float *a,               \
-                                                                          const float *const *brows, int64_t boff, \
-                                                                          float *c, int64_t ldc, int mr, int nr,   \
-                                                                          const float *bias)                       \
+    __attribute__((target("avx512f"))) static void tile_rows_avx512_ep_##NV(                                       \
+        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
+        const float *bias, const tile_ep *te)                                                                      \
     {                                                                                                              \
         const bool load = false;                                                                                   \
+        TILE_AVX512_BODY(NV, brows[kk] + boff)                                                                     \
+    }                                                                                                              \
+    __attribute__((target("avx512f"))) static void tile_rows_avx512_##NV(                                          \
+        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
+        const float *bias, const tile_ep *ep)                                                                      \
+    {                                                                                                              \
+        if (ep) {                                                                                                  \
+            tile_rows_avx512_ep_##NV(kc, a, brows, boff, c, ldc, mr, nr, bias, ep);                                \
+            return;                                                                                                \
+        }                                                                                                          \
+        const bool load = false;                                                                                   \
+        const tile_ep *te = NULL;                                                                                  \
         TILE_AVX512_BODY(NV, brows[kk] + boff)                                                                     \
     }
 TILE_AVX512(1)
@@ -244,24 +313,29 @@ TILE_ROWS_AVX512(2)
 TILE_ROWS_AVX512(3)
 
 static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
-                        const float *bias)
+                        const float *bias, const tile_ep *te)
 {
-    if (nr > 32) tile_avx512_3(kc, a, b, c, ldc, mr, nr, load, bias);
-    else if (nr > 16) tile_avx512_2(kc, a, b, c, ldc, mr, nr, load, bias);
-    else tile_avx512_1(kc, a, b, c, ldc, mr, nr, load, bias);
+    if (nr > 32) tile_avx512_3(kc, a, b, c, ldc, mr, nr, load, bias, te);
+    else if (nr > 16) tile_avx512_2(kc, a, b, c, ldc, mr, nr, load, bias, te);
+    else tile_avx512_1(kc, a, b, c, ldc, mr, nr, load, bias, te);
 }
 #endif
 
-void mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc,
-                         int mr, int nr, const float *bias)
+bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc,
+                         int mr, int nr, const float *bias, const mrt_epilogue *ep, int64_t ep_channel0, int64_t ep_at)
 {
 #ifdef MRT_HAVE_AVX512_INTRINSICS
     if (mrt_cpu_has_avx512f()) {
-        if (nr > 32) tile_rows_avx512_3(kc, a, brows, boff, c, ldc, mr, nr, bias);
-        else if (nr > 16) tile_rows_avx512_2(kc, a, brows, boff, c, ldc, mr, nr, bias);
-        else tile_rows_avx512_1(kc, a, brows, boff, c, ldc, mr, nr, bias);
-        return;
+        tile_ep te;
+        bool with_ep = tile_ep_of(ep, ep_channel0, ep_at, &te);
+        const tile_ep *tp = with_ep ? &te : NULL;
+        if (nr > 32) tile_rows_avx512_3(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
+        else if (nr > 16) tile_rows_avx512_2(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
+        else tile_rows_avx512_1(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
+        return with_ep;
     }
+#else
+    (void)ep, (void)ep_channel0, (void)ep_at;
 #endif
     /* the same chains in scalar fmaf (exact, so the same bits) */
     for (int i = 0; i < mr; i++)
@@ -270,6 +344,7 @@ void mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, 
             for (int64_t kk = 0; kk < kc; kk++) acc = fmaf(a[kk * MR + i], brows[kk][boff + j], acc);
             c[i * ldc + j] = bias ? acc + bias[i] : acc;
         }
+    return false;
 }
 
 static tile_fn pick_tile(void)
@@ -293,6 +368,7 @@ typedef struct sgemm_job {
     int threads;            /* the count the scratch was sized for */
     int64_t b_stride;       /* narrow mode with one or two columns: floats between B's rows */
     tile_fn tile;
+    bool tile_ep;           /* the tiles apply the epilogue (tile_ep); the pass covers the other columns only */
 } sgemm_job;
 
 /* A few columns: the whole product when it has at most COLS_MAX (a 1x1 convolution on a 1x1 image:
@@ -420,13 +496,15 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
             for (int64_t j = j0, q = 0; j < jt; j += NR, q++) {
                 int nr = (int)min64(NR, j1 - j);
                 float *c = o->c + i * o->ldc + j;
-                jb->tile(k1 - k0, ap, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias);
+                tile_ep te;
+                bool with_ep = last && jb->tile_ep && tile_ep_of(o->ep, o->ep_channel0 + i, o->ep_at0 + i * o->ldc + j, &te);
+                jb->tile(k1 - k0, ap, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias, with_ep ? &te : NULL);
             }
         }
         if (jt < j1) cols_block(jb, g, g1, jt, (int)tail, k0, k1, bpanels + ((jt - j0) / NR) * pstride, NR, load, last);
-        /* the epilogue over these rows of the whole block, still in cache: one call per row and op, not per tile
-           (for a short k it costs as much as the products) */
-        if (last) epilogue_rows(o, g, g1, j0, j1);
+        /* the epilogue over these rows of the whole block (or of the columns the tiles did not cover), still in
+           cache: one call per row and op, not per tile (for a short k it costs as much as the products) */
+        if (last) epilogue_rows(o, g, g1, jb->tile_ep ? jt : j0, j1);
     }
 }
 
@@ -534,6 +612,10 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     /* the count infer sized the workspace with; the pool has as many threads (mrt_thread_index < threads) */
     int threads = ctx && ctx->n_threads > 1 ? ctx->n_threads : 1;
     sgemm_job jb = {.m = m, .n = n, .k = k, .b = b, .out = out, .threads = threads, .tile = tile};
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    tile_ep te;
+    jb.tile_ep = tile == tile_avx512 && tile_ep_of(out->ep, 0, 0, &te);
+#endif
     float *next = ws;
     if (a_packed) {
         jb.ap = a_packed;
