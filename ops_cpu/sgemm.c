@@ -365,6 +365,8 @@ typedef struct sgemm_job {
     const mrt_sgemm_out *out;
     float *slots;           /* wide mode: one K_BLOCK x STRIP block per thread */
     int64_t row_chunk, col_chunk, n_col_chunks;
+    int64_t strip_panels, big_strips; /* wide mode: the first big_strips strips have strip_panels panels, the rest one
+                                         fewer */
     int threads;            /* the count the scratch was sized for */
     int64_t b_stride;       /* narrow mode with one or two columns: floats between B's rows */
     tile_fn tile;
@@ -516,7 +518,9 @@ static void wide_tasks(void *arg, int64_t t0, int64_t t1)
     /* a serial call (threads == 1) may still run on a pool worker, inside another kernel's task */
     float *slot = jb->slots + (jb->threads > 1 ? (int64_t)mrt_thread_index() : 0) * slot_floats(jb->k);
     for (int64_t t = t0; t < t1; t++) {
-        int64_t j0 = t * jb->col_chunk, j1 = min64(jb->n, j0 + jb->col_chunk);
+        int64_t p = jb->strip_panels, big = jb->big_strips;
+        int64_t first = t < big ? t * p : big * p + (t - big) * (p - 1), panels = t < big ? p : p - 1;
+        int64_t j0 = first * NR, j1 = min64(jb->n, j0 + panels * NR);
         for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
             int64_t k1 = min64(jb->k, k0 + K_BLOCK);
             pack_b_block(jb->b, k0, k1, j0, j1, slot);
@@ -627,10 +631,16 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     }
     if (use_wide(n, b->packed != NULL, threads)) {
         jb.slots = next;
-        /* strips of up to STRIP columns, narrower when that leaves fewer than four per thread (a 28x28 image on
-           two threads: 9 strips of 96 balance better than 5 of 192) */
-        jb.col_chunk = chunk_cols(n / (NR * 4 * (int64_t)threads), STRIP);
-        mrt_parallel_for(ctx, ceil_div(n, jb.col_chunk), 1, wide_tasks, &jb);
+        /* strips of up to STRIP columns, at least four per thread where there are enough panels (a 28x28 image
+           on two threads: 8 strips of 2 or 3 panels balance better than 5 of 4), and as many for every thread:
+           the panels are dealt out evenly, the wider strips first (a 56x56 image has 66 panels: 17 strips of 4
+           and 3 left one thread 9 strips to the other's 8; 12 of 4 and 6 of 3 make 33 panels each) */
+        int64_t panels = ceil_div(n, NR), strips = ceil_div(panels, STRIP / NR);
+        if (strips < 4 * (int64_t)threads) strips = min64(panels, 4 * (int64_t)threads);
+        strips = min64(panels, ceil_div(strips, threads) * threads);
+        jb.strip_panels = ceil_div(panels, strips);
+        jb.big_strips = panels - strips * (jb.strip_panels - 1);
+        mrt_parallel_for(ctx, strips, 1, wide_tasks, &jb);
         return;
     }
     jb.b_stride = NR;
