@@ -191,6 +191,26 @@ Test(linear, conv_2d_rows_of_every_width)
         }
 }
 
+/* 1x1 convolutions of up to 64 output channels and one k block read B in place (ops_cpu/conv.c), 48 columns a
+   tile, the columns after the last full tile through the GEMM: images of 48, 49 and 207 columns, one or
+   several row panels with a partial last one, and the batch's second image */
+Test(linear, conv_pointwise_in_place_rows)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_pointwise_rows"));
+    static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {20, 20}};
+    static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            conv_case cc = {2, 2, cm[j][0], cm[j][1], 1, {hw[i][0], hw[i][1]}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET",
+                            (i + j) % 2 == 0, false, MRT_DTYPE_FLOAT, 22};
+            char label[96];
+            snprintf(label, sizeof label, "pointwise %lldx%lld c %lld m %lld", (long long)hw[i][0], (long long)hw[i][1],
+                     (long long)cm[j][0], (long long)cm[j][1]);
+            run_conv(&r, &cc, label);
+        }
+}
+
 Test(linear, conv_pointwise_and_halves)
 {
     th_rng r;

@@ -348,6 +348,59 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
         mrt_tensor_release(&y2);
 }
 
+/* A 1x1 Conv to 24 channels (ops_cpu/conv.c reads its B rows in place) -> BatchNormalization -> Add(residual) ->
+   Relu, or -> Sigmoid (an epilogue the tile does not apply in registers: a pass after each strip), on a batch of 2
+   at 9 x 23 (four full tiles and 15 columns through the GEMM): the same bits as the nodes on their own. */
+static mrt_model *pointwise_chain_model(bool sigmoid)
+{
+    th_rng rr;
+    mrt_model *m = x_r_model("planner.pointwise_chain.weights", &rr);
+    mrt_graph *g = m->graph;
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, 20, 1, 1}, -1, 1);
+    mrt_tensor scale = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, 0.5, 2);
+    mrt_tensor shift = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, -1, 1);
+    mrt_tensor mean = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, -1, 1);
+    mrt_tensor var = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, 0.5, 2);
+    const char *names[] = {"w", "scale", "shift", "mean", "var"};
+    mrt_tensor *ts[] = {&w, &scale, &shift, &mean, &var};
+    for (int i = 0; i < 5; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_node *n;
+    mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
+    if (sigmoid) {
+        mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"h0"}, 1, (const char *[]){"h3"}, &n);
+        mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h3", "r"}, 1, (const char *[]){"y"}, &n);
+    } else {
+        mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"h0", "scale", "shift", "mean", "var"},
+                           1, (const char *[]){"h1"}, &n);
+        mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"h2"}, &n);
+        mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"h2"}, 1, (const char *[]){"y"}, &n);
+    }
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    for (int i = 0; i < 5; i++) mrt_tensor_release(ts[i]);
+    return m;
+}
+
+Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
+{
+    for (int sigmoid = 0; sigmoid < 2; sigmoid++) {
+        th_rng r;
+        th_rng_init(&r, th_seed("planner.pointwise_chain"));
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 9, 23}, -1, 1);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 24, 9, 23}, -1, 1);
+        mrt_session_stats u, f1, f2;
+        mrt_tensor yu = run_x_r_model(pointwise_chain_model(sigmoid), true, 1, &x, &res, &u),
+                   y1 = run_x_r_model(pointwise_chain_model(sigmoid), false, 1, &x, &res, &f1),
+                   y2 = run_x_r_model(pointwise_chain_model(sigmoid), false, 2, &x, &res, &f2);
+        /* Sigmoid then Add: the chain stops at the activation, so only the Sigmoid joins */
+        cr_assert_eq(f1.fused_nodes, sigmoid ? 1 : 3, "%d nodes fused", f1.fused_nodes);
+        cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "sigmoid %d: fused and unfused runs differ",
+                     sigmoid);
+        cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "sigmoid %d: 1 and 2 threads differ", sigmoid);
+        mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
+            mrt_tensor_release(&y2);
+    }
+}
+
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The
    Mul is fused into the projection Conv as an input scale (engine/epilogue.h, mrt_prologue): the Conv packs
    x * s, the Mul's own product, so the bits are those of the nodes run on their own (output 0 is compared).
