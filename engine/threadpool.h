@@ -6,6 +6,11 @@
  * how [0, n) is cut, varies from call to call. A kernel whose results must not depend on the thread count makes
  * every index's result depend on that index alone (never on the range it arrived in).
  *
+ * Each thread starts with its share of [0, n): thread t of T (the caller is 0) the indices [n t / T, n (t + 1) / T),
+ * then helps with what is left of the others'. So a split that is the same from node to node (a Conv's column
+ * strips, a chain's channels) mostly finds its data in the cache of the core that wrote it. Equal shares are equal
+ * work only if the indices are: a kernel with uneven tasks spreads them evenly over [0, n).
+ *
  * Idle workers spin for a few microseconds (a model's next node usually follows at once), then sleep on a
  * condition variable. A call made from inside a task, or from a thread other than the pool's owner while a job
  * runs, runs serially on the caller: the pool is never re-entered. */
@@ -29,8 +34,8 @@ mrt_status mrt_threadpool_new(int n_threads, mrt_threadpool **out);
 void mrt_threadpool_free(mrt_threadpool *p);
 int mrt_threadpool_threads(const mrt_threadpool *p);
 
-/* Run fn over [0, n) in ranges of at least `grain` indices (the last may be shorter), on the pool's threads and
-   the caller's; returns when every range is done. Serial (one call fn(arg, 0, n)) when p is NULL, has one thread,
+/* Run fn over [0, n) in ranges of at least `grain` indices (the last of each thread's share may be shorter), on
+   the pool's threads and the caller's; returns when every range is done. Serial (one call fn(arg, 0, n)) when p is NULL, has one thread,
    n <= grain, or the call comes from inside a task. */
 void mrt_threadpool_run(mrt_threadpool *p, int64_t n, int64_t grain, mrt_range_fn fn, void *arg);
 

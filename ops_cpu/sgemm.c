@@ -365,8 +365,7 @@ typedef struct sgemm_job {
     const mrt_sgemm_out *out;
     float *slots;           /* wide mode: one K_BLOCK x STRIP block per thread */
     int64_t row_chunk, col_chunk, n_col_chunks;
-    int64_t strip_panels, big_strips; /* wide mode: the first big_strips strips have strip_panels panels, the rest one
-                                         fewer */
+    int64_t panels, strips;  /* wide mode: strip t covers panels [strip_first(t), strip_first(t + 1)) */
     int threads;            /* the count the scratch was sized for */
     int64_t b_stride;       /* narrow mode with one or two columns: floats between B's rows */
     tile_fn tile;
@@ -518,9 +517,7 @@ static void wide_tasks(void *arg, int64_t t0, int64_t t1)
     /* a serial call (threads == 1) may still run on a pool worker, inside another kernel's task */
     float *slot = jb->slots + (jb->threads > 1 ? (int64_t)mrt_thread_index() : 0) * slot_floats(jb->k);
     for (int64_t t = t0; t < t1; t++) {
-        int64_t p = jb->strip_panels, big = jb->big_strips;
-        int64_t first = t < big ? t * p : big * p + (t - big) * (p - 1), panels = t < big ? p : p - 1;
-        int64_t j0 = first * NR, j1 = min64(jb->n, j0 + panels * NR);
+        int64_t j0 = jb->panels * t / jb->strips * NR, j1 = min64(jb->n, jb->panels * (t + 1) / jb->strips * NR);
         for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
             int64_t k1 = min64(jb->k, k0 + K_BLOCK);
             pack_b_block(jb->b, k0, k1, j0, j1, slot);
@@ -632,14 +629,15 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     if (use_wide(n, b->packed != NULL, threads)) {
         jb.slots = next;
         /* strips of up to STRIP columns, at least four per thread where there are enough panels (a 28x28 image
-           on two threads: 8 strips of 2 or 3 panels balance better than 5 of 4), and as many for every thread:
-           the panels are dealt out evenly, the wider strips first (a 56x56 image has 66 panels: 17 strips of 4
-           and 3 left one thread 9 strips to the other's 8; 12 of 4 and 6 of 3 make 33 panels each) */
+           on two threads: 8 strips of 2 or 3 panels balance better than 5 of 4), as many for every thread, and
+           the panels dealt out evenly, so that each thread's share of the strips (threadpool.h) is the same work
+           (a 56x56 image has 66 panels: 17 strips of 4 and one of 2 left one thread 9 strips to the other's 8;
+           18 strips of 3 or 4 make 33 panels each) */
         int64_t panels = ceil_div(n, NR), strips = ceil_div(panels, STRIP / NR);
         if (strips < 4 * (int64_t)threads) strips = min64(panels, 4 * (int64_t)threads);
         strips = min64(panels, ceil_div(strips, threads) * threads);
-        jb.strip_panels = ceil_div(panels, strips);
-        jb.big_strips = panels - strips * (jb.strip_panels - 1);
+        jb.panels = panels;
+        jb.strips = strips;
         mrt_parallel_for(ctx, strips, 1, wide_tasks, &jb);
         return;
     }

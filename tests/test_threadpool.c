@@ -1,4 +1,5 @@
-/* The session thread pool (engine/threadpool.c): every index is run exactly once, ranges respect the grain, thread
+/* The session thread pool (engine/threadpool.c): every index is run exactly once, ranges respect the grain (but for
+ * the last of a thread's share), thread
  * indices stay below the pool's size, nested calls run serially, and many back-to-back jobs (a model's nodes) never
  * lose a worker's wake-up. */
 #include <criterion/criterion.h>
@@ -16,10 +17,18 @@ typedef struct count_job {
     atomic_int nested_calls;
 } count_job;
 
+/* Whether e ends a thread's share ([n t / T, n (t + 1) / T), threadpool.h), where a range may be short */
+static bool share_end(const count_job *j, int64_t e)
+{
+    for (int t = 0; t < j->threads; t++)
+        if (e == j->n * (t + 1) / j->threads) return true;
+    return false;
+}
+
 static void count_range(void *arg, int64_t b, int64_t e)
 {
     count_job *j = arg;
-    if (e - b < j->grain && e != j->n) atomic_fetch_add(&j->bad_range, 1);
+    if (e - b < j->grain && !share_end(j, e)) atomic_fetch_add(&j->bad_range, 1);
     int t = mrt_thread_index();
     if (t < 0 || t >= j->threads) atomic_fetch_add(&j->bad_index, 1);
     for (int64_t i = b; i < e; i++) atomic_fetch_add(&j->hits[i], 1);
