@@ -527,14 +527,17 @@ static void wide_tasks(void *arg, int64_t t0, int64_t t1)
 }
 
 /* Narrow mode, first phase: pack B's panels into the shared buffer, in pieces of PACK_K_PIECE rows of a panel
-   (a 7x7 image has two panels: split by panel only, one thread would pack 48 columns and the other 1). */
+   (a 7x7 image has two panels: split by panel only, one thread would pack 48 columns and the other 1), k piece
+   by k piece: a thread's share of the pieces is then a range of B's rows, a Conv's input channels, which a
+   previous node split by channels left in that thread's cache (MobileNetV2 on two threads: 4.39-4.48 -> 4.34-4.50
+   ms, five runs of six faster) */
 enum { PACK_K_PIECE = 64 };
 static void pack_b_panels(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
-    int64_t pieces = ceil_div(jb->k, PACK_K_PIECE);
+    int64_t panels = ceil_div(jb->n, NR);
     for (int64_t t = t0; t < t1; t++) {
-        int64_t q = t / pieces, k0 = t % pieces * PACK_K_PIECE, k1 = min64(jb->k, k0 + PACK_K_PIECE);
+        int64_t q = t % panels, k0 = t / panels * PACK_K_PIECE, k1 = min64(jb->k, k0 + PACK_K_PIECE);
         pack_b_block(jb->b, k0, k1, q * NR, min64(jb->n, q * NR + NR), (float *)jb->bp + q * jb->k * NR + k0 * NR);
     }
 }
