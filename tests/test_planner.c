@@ -2,6 +2,7 @@
  * dead nodes go, and a second run with the same shapes reuses the plan. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,52 +281,72 @@ static mrt_tensor run_x_r_model(mrt_model *m, bool no_fuse, int threads, const m
     return y;
 }
 
+/* Builds the same model three times (build(arg)): run unfused on 1 thread, fused on 1 and on 2; the fused runs must
+   fuse expect_fused nodes and give the unfused run's bits. Releases x and r. */
+static void expect_fused_same_bits(mrt_model *(*build)(const void *), const void *arg, mrt_tensor *x, mrt_tensor *r,
+                                   int expect_fused, const char *what)
+{
+    mrt_session_stats u, f1, f2;
+    mrt_tensor yu = run_x_r_model(build(arg), true, 1, x, r, &u), y1 = run_x_r_model(build(arg), false, 1, x, r, &f1),
+               y2 = run_x_r_model(build(arg), false, 2, x, r, &f2);
+    cr_assert_eq(u.fused_nodes, 0, "%s: --no-fuse fused %d nodes", what, u.fused_nodes);
+    cr_assert_eq(f1.fused_nodes, expect_fused, "%s: %d nodes fused, expected %d", what, f1.fused_nodes, expect_fused);
+    cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "%s: fused and unfused runs differ", what);
+    cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "%s: 1 and 2 threads differ", what);
+    mrt_tensor_release(x), mrt_tensor_release(r), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
+        mrt_tensor_release(&y2);
+}
+
+/* BatchNormalization (random constants for `channels` channels) -> Add(residual "r") -> Relu, from value `in` to "y" */
+static void add_bn_residual_relu(mrt_graph *g, th_rng *rr, int64_t channels, const char *in)
+{
+    mrt_tensor scale = th_rand(rr, MRT_DTYPE_FLOAT, 1, &channels, 0.5, 2);
+    mrt_tensor shift = th_rand(rr, MRT_DTYPE_FLOAT, 1, &channels, -1, 1);
+    mrt_tensor mean = th_rand(rr, MRT_DTYPE_FLOAT, 1, &channels, -1, 1);
+    mrt_tensor var = th_rand(rr, MRT_DTYPE_FLOAT, 1, &channels, 0.5, 2);
+    const char *names[] = {"scale", "shift", "mean", "var"};
+    mrt_tensor *ts[] = {&scale, &shift, &mean, &var};
+    for (int i = 0; i < 4; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_node *n;
+    mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){in, "scale", "shift", "mean", "var"}, 1,
+                       (const char *[]){"h_bn"}, &n);
+    mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h_bn", "r"}, 1, (const char *[]){"h_res"}, &n);
+    mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"h_res"}, 1, (const char *[]){"y"}, &n);
+    for (int i = 0; i < 4; i++) mrt_tensor_release(ts[i]);
+}
+
+static mrt_model *build_linear_chain(const void *arg) { (void)arg; return linear_chain_model(); }
+
 Test(planner, matmul_bias_residual_activation_fuse_with_the_same_bits)
 {
     th_rng r;
     th_rng_init(&r, th_seed("planner.linear_chain"));
     mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){3, 50, 40}, -1, 1);
     mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){3, 50, 70}, -1, 1);
-    mrt_session_stats u, f1, f2;
-    mrt_tensor yu = run_x_r_model(linear_chain_model(), true, 1, &x, &res, &u),
-               y1 = run_x_r_model(linear_chain_model(), false, 1, &x, &res, &f1),
-               y2 = run_x_r_model(linear_chain_model(), false, 2, &x, &res, &f2);
-    cr_assert_eq(u.fused_nodes, 0);
-    cr_assert_eq(f1.fused_nodes, 5, "bias, residual and Relu into the first MatMul, Sigmoid and Mul into the second: %d",
-                 f1.fused_nodes);
-    cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "fused and unfused runs differ");
-    cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "1 and 2 threads differ");
-    mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
-        mrt_tensor_release(&y2);
+    /* bias, residual and Relu into the first MatMul, Sigmoid and Mul into the second */
+    expect_fused_same_bits(build_linear_chain, NULL, &x, &res, 5, "MatMul chains");
 }
 
 /* A stem Conv (3 input channels: ops_cpu/conv.c reads its rows in place) -> BatchNormalization -> Add(residual)
    -> Relu on a batch of 2: fused into the Conv, the same bits as the nodes run on their own, with 1 and 2 threads
    (the residual is indexed from each image's first output). */
-static mrt_model *stem_chain_model(void)
+static mrt_model *stem_chain_model(const void *arg)
 {
+    (void)arg;
     th_rng rr;
     mrt_model *m = x_r_model("planner.stem_chain.weights", &rr);
     mrt_graph *g = m->graph;
     mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){20, 3, 3, 3}, -1, 1);
     mrt_tensor b = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, -1, 1);
-    mrt_tensor scale = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, 0.5, 2);
-    mrt_tensor shift = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, -1, 1);
-    mrt_tensor mean = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, -1, 1);
-    mrt_tensor var = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){20}, 0.5, 2);
-    const char *names[] = {"w", "b", "scale", "shift", "mean", "var"};
-    mrt_tensor *ts[] = {&w, &b, &scale, &shift, &mean, &var};
-    for (int i = 0; i < 6; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_graph_set_initializer(g, "w", &w);
+    mrt_graph_set_initializer(g, "b", &b);
     mrt_node *n;
     mrt_graph_add_node(g, "conv", "Conv", "", 3, (const char *[]){"x", "w", "b"}, 1, (const char *[]){"h0"}, &n);
     mrt_node_add_attr_ints(n, "strides", 2, (const int64_t[]){2, 2});
     mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"h0", "scale", "shift", "mean", "var"},
-                       1, (const char *[]){"h1"}, &n);
-    mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"h2"}, &n);
-    mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"h2"}, 1, (const char *[]){"y"}, &n);
+    add_bn_residual_relu(g, &rr, 20, "h0");
     mrt_graph_add_output(g, "y", NULL, NULL);
-    for (int i = 0; i < 6; i++) mrt_tensor_release(ts[i]);
+    mrt_tensor_release(&w), mrt_tensor_release(&b);
     return m;
 }
 
@@ -336,68 +357,44 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
     /* 61 x 101 -> 31 x 51 outputs: a row of 48 + 3 columns */
     mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 61, 101}, -1, 1);
     mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 31, 51}, -1, 1);
-    mrt_session_stats u, f1, f2;
-    mrt_tensor yu = run_x_r_model(stem_chain_model(), true, 1, &x, &res, &u),
-               y1 = run_x_r_model(stem_chain_model(), false, 1, &x, &res, &f1),
-               y2 = run_x_r_model(stem_chain_model(), false, 2, &x, &res, &f2);
-    cr_assert_eq(u.fused_nodes, 0);
-    cr_assert_eq(f1.fused_nodes, 3, "BatchNormalization, Add and Relu into the Conv: %d", f1.fused_nodes);
-    cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "fused and unfused runs differ");
-    cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "1 and 2 threads differ");
-    mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
-        mrt_tensor_release(&y2);
+    expect_fused_same_bits(stem_chain_model, NULL, &x, &res, 3, "stem: BatchNormalization, Add and Relu");
 }
 
 /* A 1x1 Conv to 24 channels (ops_cpu/conv.c reads its B rows in place) -> BatchNormalization -> Add(residual) ->
    Relu, or -> Sigmoid (an epilogue the tile does not apply in registers: a pass after each strip), on a batch of 2
    at 9 x 23 (four full tiles and 15 columns through the GEMM): the same bits as the nodes on their own. */
-static mrt_model *pointwise_chain_model(bool sigmoid)
+static mrt_model *pointwise_chain_model(const void *arg)
 {
+    bool sigmoid = *(const bool *)arg;
     th_rng rr;
     mrt_model *m = x_r_model("planner.pointwise_chain.weights", &rr);
     mrt_graph *g = m->graph;
     mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, 20, 1, 1}, -1, 1);
-    mrt_tensor scale = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, 0.5, 2);
-    mrt_tensor shift = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, -1, 1);
-    mrt_tensor mean = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, -1, 1);
-    mrt_tensor var = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){24}, 0.5, 2);
-    const char *names[] = {"w", "scale", "shift", "mean", "var"};
-    mrt_tensor *ts[] = {&w, &scale, &shift, &mean, &var};
-    for (int i = 0; i < 5; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_graph_set_initializer(g, "w", &w);
     mrt_node *n;
     mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
     if (sigmoid) {
-        mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"h0"}, 1, (const char *[]){"h3"}, &n);
-        mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h3", "r"}, 1, (const char *[]){"y"}, &n);
+        mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"h0"}, 1, (const char *[]){"h1"}, &n);
+        mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"y"}, &n);
     } else {
-        mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"h0", "scale", "shift", "mean", "var"},
-                           1, (const char *[]){"h1"}, &n);
-        mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"h2"}, &n);
-        mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"h2"}, 1, (const char *[]){"y"}, &n);
+        add_bn_residual_relu(g, &rr, 24, "h0");
     }
     mrt_graph_add_output(g, "y", NULL, NULL);
-    for (int i = 0; i < 5; i++) mrt_tensor_release(ts[i]);
+    mrt_tensor_release(&w);
     return m;
 }
 
 Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
 {
-    for (int sigmoid = 0; sigmoid < 2; sigmoid++) {
+    for (int i = 0; i < 2; i++) {
+        bool sigmoid = i;
         th_rng r;
         th_rng_init(&r, th_seed("planner.pointwise_chain"));
         mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 9, 23}, -1, 1);
         mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 24, 9, 23}, -1, 1);
-        mrt_session_stats u, f1, f2;
-        mrt_tensor yu = run_x_r_model(pointwise_chain_model(sigmoid), true, 1, &x, &res, &u),
-                   y1 = run_x_r_model(pointwise_chain_model(sigmoid), false, 1, &x, &res, &f1),
-                   y2 = run_x_r_model(pointwise_chain_model(sigmoid), false, 2, &x, &res, &f2);
         /* Sigmoid then Add: the chain stops at the activation, so only the Sigmoid joins */
-        cr_assert_eq(f1.fused_nodes, sigmoid ? 1 : 3, "%d nodes fused", f1.fused_nodes);
-        cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "sigmoid %d: fused and unfused runs differ",
-                     sigmoid);
-        cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "sigmoid %d: 1 and 2 threads differ", sigmoid);
-        mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
-            mrt_tensor_release(&y2);
+        expect_fused_same_bits(pointwise_chain_model, &sigmoid, &x, &res, sigmoid ? 1 : 3,
+                               sigmoid ? "pointwise + Sigmoid" : "pointwise + BatchNormalization, Add, Relu");
     }
 }
 
@@ -413,8 +410,9 @@ typedef struct se_variant {
     int kernel;
 } se_variant;
 
-static mrt_model *se_block_model(se_variant v)
+static mrt_model *se_block_model(const void *arg)
 {
+    se_variant v = *(const se_variant *)arg;
     th_rng rr;
     mrt_model *m = x_r_model("planner.se_block.weights", &rr);
     mrt_graph *g = m->graph;
@@ -464,18 +462,9 @@ static void check_se_block(se_variant v, int expect_fused)
         int64_t h = sizes[i][0], w = sizes[i][1];
         mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, h, w}, -1, 1);
         mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 12, h, w}, -1, 1);
-        mrt_session_stats u, f1, f2;
-        mrt_tensor yu = run_x_r_model(se_block_model(v), true, 1, &x, &res, &u),
-                   y1 = run_x_r_model(se_block_model(v), false, 1, &x, &res, &f1),
-                   y2 = run_x_r_model(se_block_model(v), false, 2, &x, &res, &f2);
-        cr_assert_eq(u.fused_nodes, 0);
-        cr_assert_eq(f1.fused_nodes, expect_fused, "%dx%d: %d nodes fused, expected %d", (int)h, (int)w, f1.fused_nodes,
-                     expect_fused);
-        cr_assert_eq(memcmp(yu.data, y1.data, mrt_tensor_nbytes(&yu)), 0, "%dx%d: fused and unfused runs differ", (int)h,
-                     (int)w);
-        cr_assert_eq(memcmp(yu.data, y2.data, mrt_tensor_nbytes(&yu)), 0, "%dx%d: 1 and 2 threads differ", (int)h, (int)w);
-        mrt_tensor_release(&x), mrt_tensor_release(&res), mrt_tensor_release(&yu), mrt_tensor_release(&y1),
-            mrt_tensor_release(&y2);
+        char what[32];
+        snprintf(what, sizeof what, "%dx%d", (int)h, (int)w);
+        expect_fused_same_bits(se_block_model, &v, &x, &res, expect_fused, what);
     }
 }
 
