@@ -625,7 +625,7 @@ static mrt_status conv_pointwise_rows(mrt_op_ctx *ctx, const mrt_conv_params *p)
     int64_t m_chunks = (p->m + j.m_chunk - 1) / j.m_chunk;
     float *ws = NULL;
     if (full < hw) {
-        int64_t wsf = mrt_sgemm_workspace_floats(p->m, hw, p->c, true, false, ctx->n_threads);
+        int64_t wsf = mrt_sgemm_workspace_floats(p->m, hw - full, p->c, true, false, ctx->n_threads);
         ws = mrt_workspace(ctx, (size_t)wsf * sizeof(float));
         if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     }
@@ -650,8 +650,9 @@ static mrt_status conv_pointwise_rows(mrt_op_ctx *ctx, const mrt_conv_params *p)
    the 32->16 projection at 112x112 with BatchNormalization + Clip took 0.144 ms against 0.185. */
 static bool use_pointwise_rows(const mrt_op_ctx *ctx, const mrt_conv_params *p)
 {
-    return ctx->kernel_state && !ctx->prologue && p->group == 1 && is_pointwise(&p->win) && p->c <= MRT_SGEMM_K_BLOCK &&
-           p->m <= PW_ROWS_MAX_M && prod(p->win.nsp, p->win.in) >= MRT_SGEMM_NR && mrt_cpu_has_avx512f();
+    return ctx->kernel_state && !ctx->prologue && p->group == 1 && is_pointwise(&p->win) && p->c >= 1 &&
+           p->c <= MRT_SGEMM_K_BLOCK && p->m >= 1 && p->m <= PW_ROWS_MAX_M && prod(p->win.nsp, p->win.in) >= MRT_SGEMM_NR &&
+           mrt_cpu_has_avx512f();
 }
 #endif
 

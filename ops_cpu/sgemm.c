@@ -365,7 +365,7 @@ typedef struct sgemm_job {
     const mrt_sgemm_out *out;
     float *slots;           /* wide mode: one K_BLOCK x STRIP block per thread */
     int64_t row_chunk, col_chunk, n_col_chunks;
-    int64_t panels, strips;  /* wide mode: strip t covers panels [strip_first(t), strip_first(t + 1)) */
+    int64_t panels, strips;  /* wide mode: strip t covers panels [panels t / strips, panels (t + 1) / strips) */
     int threads;            /* the count the scratch was sized for */
     int64_t b_stride;       /* narrow mode with one or two columns: floats between B's rows */
     tile_fn tile;
