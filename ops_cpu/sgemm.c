@@ -1,10 +1,11 @@
 /* minirt's float32 GEMM (see sgemm.h): packed panels, an 8 x 48 AVX-512 register tile (24 accumulators, one
  * broadcast of A and three vectors of B per k; narrower for a panel's last columns), loops with fmaf() elsewhere,
  * rows-as-lanes loops for products and panel tails of at most four columns, and two ways to share the work:
- *  - wide B (many columns): each task owns a 192-column strip of C and all its rows, and packs the strip's B
- *    block by block into its own scratch (for a Conv this is im2col, done in cache instead of through memory);
- *  - narrow B: B is packed once into shared scratch, then tasks split the rows and, when there are few rows, the
- *    columns.
+ *  - wide B (many columns): each task owns a strip of up to 192 columns of C and all its rows, and packs the
+ *    strip's B block by block into its own scratch (for a Conv this is im2col, done in cache instead of through
+ *    memory);
+ *  - narrow B: B is packed once into shared scratch (or, when a copy fits in L2, once per thread: private_b), then
+ *    tasks split the rows and, when there are few rows, the columns.
  * Both compute each C element's k blocks in order, each block's sum one fma chain from 0 added to C (see sgemm.h),
  * so the bits never depend on them. */
 #include "ops_cpu/sgemm.h"
@@ -19,6 +20,8 @@
 #define MR MRT_SGEMM_MR
 #define NR MRT_SGEMM_NR
 enum {
+    PRIVATE_B_THREADS = 64,               /* see private_b */
+    PRIVATE_B_MAX_BYTES = 1 << 20,
     K_BLOCK = MRT_SGEMM_K_BLOCK, /* k values per pass: an A panel (8 KiB) stays in L1, a B block in L2 */
     STRIP = 4 * NR,      /* columns of a wide-B task, at most (fewer when that leaves too few tasks per thread) */
     SHARED_STRIP = 8 * NR /* columns of a narrow-B task */
@@ -369,6 +372,8 @@ typedef struct sgemm_job {
     int threads;            /* the count the scratch was sized for */
     int64_t b_stride;       /* narrow mode with one or two columns: floats between B's rows */
     tile_fn tile;
+    int64_t private_b;      /* narrow mode: floats between the threads' own copies of packed B, or 0: one shared copy */
+    bool b_ready[PRIVATE_B_THREADS]; /* per thread: its copy is packed (only that thread touches its flag) */
     bool tile_ep;           /* the tiles apply the epilogue (tile_ep); the pass covers the other columns only */
 } sgemm_job;
 
@@ -526,7 +531,7 @@ static void wide_tasks(void *arg, int64_t t0, int64_t t1)
     }
 }
 
-/* Narrow mode, first phase: pack B's panels into the shared buffer, in pieces of PACK_K_PIECE rows of a panel
+/* Narrow mode, first phase: pack B's panels into the shared buffer (or a thread's own copy), in pieces of PACK_K_PIECE rows of a panel
    (a 7x7 image has two panels: split by panel only, one thread would pack 48 columns and the other 1), k piece
    by k piece: a thread's share of the pieces is then a range of B's rows, a Conv's input channels, which a
    previous node split by channels left in that thread's cache (MobileNetV2 on two threads: 4.39-4.48 -> 4.34-4.50
@@ -536,9 +541,10 @@ static void pack_b_panels(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
     int64_t panels = ceil_div(jb->n, NR);
+    float *bp = (float *)jb->bp + (jb->private_b ? mrt_thread_index() * jb->private_b : 0);
     for (int64_t t = t0; t < t1; t++) {
         int64_t q = t % panels, k0 = t / panels * PACK_K_PIECE, k1 = min64(jb->k, k0 + PACK_K_PIECE);
-        pack_b_block(jb->b, k0, k1, q * NR, min64(jb->n, q * NR + NR), (float *)jb->bp + q * jb->k * NR + k0 * NR);
+        pack_b_block(jb->b, k0, k1, q * NR, min64(jb->n, q * NR + NR), bp + q * jb->k * NR + k0 * NR);
     }
 }
 
@@ -559,13 +565,22 @@ static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
         }
         return;
     }
+    const float *bp = jb->bp;
+    if (jb->private_b) { /* this thread's copy, packed before its first task */
+        int me = mrt_thread_index();
+        bp += me * jb->private_b;
+        if (!jb->b_ready[me]) {
+            pack_b_panels((void *)jb, 0, ceil_div(jb->n, NR) * ceil_div(jb->k, PACK_K_PIECE));
+            ((sgemm_job *)jb)->b_ready[me] = true;
+        }
+    }
     for (int64_t t = t0; t < t1; t++) {
         int64_t ri = t / jb->n_col_chunks, ci = t % jb->n_col_chunks;
         int64_t m0 = ri * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
         int64_t j0 = ci * jb->col_chunk, j1 = min64(jb->n, j0 + jb->col_chunk);
         for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
             int64_t k1 = min64(jb->k, k0 + K_BLOCK);
-            compute_block(jb, m0, m1, j0, j1, k0, k1, jb->bp + (j0 / NR) * jb->k * NR + k0 * NR, jb->k * NR);
+            compute_block(jb, m0, m1, j0, j1, k0, k1, bp + (j0 / NR) * jb->k * NR + k0 * NR, jb->k * NR);
         }
     }
 }
@@ -588,11 +603,23 @@ static bool use_wide(int64_t n, bool b_packed, int n_threads)
     return !b_packed && n >= 4 * NR * (int64_t)(n_threads > 1 ? n_threads : 1);
 }
 
+/* Narrow mode with B packed per run: on several threads, each packs its own copy of all of B when a copy fits in
+   a core's L2 (1 MiB here). A shared copy is packed part by each thread and then read whole by all, half of it from
+   the other core's cache. Two threads, alternating runs: EfficientNet-B0 7.71-8.15 ms -> 7.56-7.80, MobileNetV2
+   4.47-4.66 -> 4.43-4.63; in this VM's slow periods (vCPUs far apart) MobileNetV2 8.2-8.4 -> 7.9-8.0. A larger B
+   costs more to pack twice than its sharing does: private copies of ResNet-18's 3x3 layers at 14x14 and 7x7 (2.2
+   and 1.8 MB) made the model 2% slower in normal periods, so those stay shared. */
+static bool private_b(int64_t k, int64_t n, int n_threads)
+{
+    return n_threads > 1 && n_threads <= PRIVATE_B_THREADS && n > COLS_MAX &&
+           mrt_sgemm_packed_b_floats(k, n) * (int64_t)sizeof(float) <= PRIVATE_B_MAX_BYTES;
+}
+
 int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed, int n_threads)
 {
     int64_t f = a_packed ? 0 : mrt_sgemm_packed_a_floats(m, k);
     if (use_wide(n, b_packed, n_threads)) f += (int64_t)(n_threads > 1 ? n_threads : 1) * slot_floats(k);
-    else if (!b_packed) f += mrt_sgemm_packed_b_floats(k, n);
+    else if (!b_packed) f += mrt_sgemm_packed_b_floats(k, n) * (private_b(k, n, n_threads) ? n_threads : 1);
     return f;
 }
 
@@ -658,6 +685,9 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
         }
         jb.bp = bc;
         jb.b_stride = n;
+    } else if (private_b(k, n, threads)) { /* each thread packs its copy (narrow_tasks) */
+        jb.bp = next;
+        jb.private_b = mrt_sgemm_packed_b_floats(k, n);
     } else {
         jb.bp = next;
         mrt_parallel_for(ctx, ceil_div(n, NR) * ceil_div(k, PACK_K_PIECE), 1, pack_b_panels, &jb);
