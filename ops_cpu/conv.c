@@ -439,11 +439,7 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     float *ws = mrt_workspace(ctx, (size_t)wsf * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     bool pw = is_pointwise(win);
-    const mrt_prologue *pro = ctx->prologue;
-    if (pro && (!pw || p->group != 1)) /* engine/fuse.c fuses a scale only into pointwise Convs */
-        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
-                        "node '%s' (Conv): internal error: an input scale was fused into a Conv that is not pointwise",
-                        ctx->node->name);
+    const mrt_prologue *pro = ctx->prologue; /* only on a pointwise float Conv (mrt_cpu_conv checks) */
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t g = 0; g < p->group; g++) {
             const float *xg = (const float *)x->data + (n * p->c + g * cg) * in_numel;
@@ -663,14 +659,16 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
     int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
     MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
+    /* engine/fuse.c fuses an input scale only into a pointwise group-1 float Conv, which takes the GEMM's paths */
+    if (ctx->prologue && (x->dtype != MRT_DTYPE_FLOAT || p.group != 1 || !is_pointwise(&p.win)))
+        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
+                        "node '%s' (Conv): internal error: an input scale was fused into a Conv that is not a pointwise "
+                        "group-1 float32 Conv (%s, group %lld)",
+                        ctx->node->name, mrt_dtype_name(x->dtype), (long long)p.group);
     if (mrt_conv_direct_depthwise(&p, x->dtype)) { /* ops_cpu/conv_depthwise.c, epilogue applied in cache */
         mrt_depthwise2d_f32(ctx, &p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data, ctx->epilogue);
         return MRT_STATUS_OK;
     }
-    if (ctx->prologue && (x->dtype != MRT_DTYPE_FLOAT || !uses_sgemm(&p, x->dtype)))
-        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
-                        "node '%s' (Conv): internal error: an input scale was fused into a %s Conv off the GEMM path",
-                        ctx->node->name, mrt_dtype_name(x->dtype));
     if (uses_sgemm(&p, x->dtype)) {
 #ifdef CONV_HAVE_AVX512
         int64_t rows = mrt_conv_rows_floats(&p, x->dtype);
