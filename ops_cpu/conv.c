@@ -535,7 +535,7 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
             int nr = (int)(OW - ow0 < MRT_SGEMM_NR ? OW - ow0 : MRT_SGEMM_NR);
             for (int64_t m0 = 0; m0 < p->m; m0 += MRT_SGEMM_MR) {
                 int mr = (int)(p->m - m0 < MRT_SGEMM_MR ? p->m - m0 : MRT_SGEMM_MR);
-                ep_done &= mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, brows, ow0, yo + m0 * ohw + ow0, ohw, mr, nr,
+                ep_done &= mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, brows, ow0, yo + m0 * ohw + ow0, ohw, false, mr, nr,
                                                j->bias ? j->bias + m0 : NULL, j->ep, m0, j->at0 + oh * OW + m0 * ohw + ow0);
             }
         }
@@ -597,7 +597,7 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
         for (int64_t m0 = m_lo; m0 < m_hi; m0 += MRT_SGEMM_MR) {
             int mr = (int)(m_hi - m0 < MRT_SGEMM_MR ? m_hi - m0 : MRT_SGEMM_MR);
             for (int64_t c = c0; c < c1; c += MRT_SGEMM_NR)
-                ep_done &= mrt_sgemm_tile_rows(K, j->a + m0 * K, brows, c, j->y + m0 * j->hw + c, j->hw, mr, MRT_SGEMM_NR,
+                ep_done &= mrt_sgemm_tile_rows(K, j->a + m0 * K, brows, c, j->y + m0 * j->hw + c, j->hw, false, mr, MRT_SGEMM_NR,
                                                j->bias ? j->bias + m0 : NULL, j->ep, m0, j->at0 + m0 * j->hw + c);
         }
         if (!ep_done)

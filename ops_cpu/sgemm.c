@@ -163,47 +163,15 @@ static void pack_b_block(const mrt_sgemm_b *b, int64_t k0, int64_t k1, int64_t j
 
 /* ------------------------------------------------------------------ register tiles */
 
-/* The fused epilogue applied to a tile's results in registers, before they are stored, when it is
-   [BatchNormalization] -> [Add(residual)] -> [Relu | Clip] (the order engine/fuse.c builds): it is then no pass over
-   C of its own. Each op is the formula ops_cpu/epilogue.c applies, made of exact operations (fma, add, max, min),
-   so the bits are the same: Relu's v < 0 ? 0 : v and Clip's v < lo ? lo : v, v > hi ? hi : v are max(lo, v) and
-   min(hi, v) with x86's rule of returning the second operand unless the first compares greater (resp. less), which
-   lets NaN and -0 through as the formulas do; Relu is max(0, v) then min(+inf, v). */
-typedef struct tile_ep {
-    const mrt_bn_coef *bn;  /* per channel from the tile's row 0, or NULL */
-    const float *other;     /* the residual at the tile's C[0, 0] (rows ldc apart), or NULL */
-    float lo, hi;           /* the clamp (-inf, +inf when there is none) */
-} tile_ep;
-
-/* ep as a tile_ep for rows from channel0 and columns from flat index at (C[0, 0] of the tile); false when ep is
-   not of that form */
-static bool tile_ep_of(const mrt_epilogue *ep, int64_t channel0, int64_t at, tile_ep *te)
-{
-    *te = (tile_ep){NULL, NULL, -INFINITY, INFINITY};
-    if (!ep || ep->n_ops == 0) return false;
-    int k = 0;
-    if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_BATCHNORM) te->bn = ep->ops[k++].bn + channel0;
-    if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_ADD) te->other = ep->ops[k++].other + at;
-    if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_RELU) {
-        te->lo = 0.0f;
-        k++;
-    } else if (k < ep->n_ops && ep->ops[k].kind == MRT_POST_CLIP) {
-        te->lo = ep->ops[k].lo;
-        te->hi = ep->ops[k].hi;
-        k++;
-    }
-    return k == ep->n_ops;
-}
-
 /* C[0:mr, 0:nr] = (load ? C + s : s), s = the sum over kk < kc (one k block) of a[kk][i] * b[kk][j] as one fma
    chain per element from 0, then + bias[i] when bias is given, then te's epilogue when te is given (AVX-512 tile
    only). a: MR floats per kk, b: NR floats per kk (64-byte aligned). */
 typedef void (*tile_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
-                        const float *bias, const tile_ep *te);
+                        const float *bias, const mrt_reg_epilogue *te);
 
 MRT_VECTORIZE_CLONES
 static void tile_generic(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
-                         const float *bias, const tile_ep *te)
+                         const float *bias, const mrt_reg_epilogue *te)
 {
     (void)te; /* never given: the driver applies the epilogue as a pass */
     float acc[MR][NR];
@@ -270,42 +238,42 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
 /* with an epilogue in registers, and without (te a constant NULL: no register goes to it) */
 #define TILE_AVX512(NV)                                                                                            \
     __attribute__((target("avx512f"))) static void tile_avx512_ep_##NV(int64_t kc, const float *a, const float *b, \
-                                                                        float *c, int64_t ldc, int mr, int nr,       \
-                                                                        bool load, const float *bias,                \
-                                                                        const tile_ep *te)                           \
+                                                                        float *c, int64_t ldc, int mr, int nr,     \
+                                                                        bool load, const float *bias,              \
+                                                                        const mrt_reg_epilogue *te)                \
     {                                                                                                              \
         TILE_AVX512_BODY(NV, b + kk * NR)                                                                          \
     }                                                                                                              \
-    __attribute__((target("avx512f"))) static void tile_avx512_##NV(int64_t kc, const float *a, const float *b,   \
-                                                                     float *c, int64_t ldc, int mr, int nr,          \
-                                                                     bool load, const float *bias, const tile_ep *ep) \
+    __attribute__((target("avx512f"))) static void tile_avx512_##NV(int64_t kc, const float *a, const float *b,    \
+                                                                     float *c, int64_t ldc, int mr, int nr,        \
+                                                                     bool load, const float *bias,                 \
+                                                                     const mrt_reg_epilogue *ep)                   \
     {                                                                                                              \
         if (ep) {                                                                                                  \
             tile_avx512_ep_##NV(kc, a, b, c, ldc, mr, nr, load, bias, ep);                                         \
             return;                                                                                                \
         }                                                                                                          \
-        const tile_ep *te = NULL;                                                                                  \
+        const mrt_reg_epilogue *te = NULL;                                                                         \
         TILE_AVX512_BODY(NV, b + kk * NR)                                                                          \
     }
-/* B's rows read in place (mrt_sgemm_tile_rows): row kk's floats from brows[kk] + boff; one k block, from 0 */
+/* B's rows read in place (mrt_sgemm_tile_rows): row kk's floats from brows[kk] + boff; one k block, from 0 or
+   added to C (load) */
 #define TILE_ROWS_AVX512(NV)                                                                                       \
     __attribute__((target("avx512f"))) static void tile_rows_avx512_ep_##NV(                                       \
-        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
-        const float *bias, const tile_ep *te)                                                                      \
+        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, bool load,     \
+        int mr, int nr, const float *bias, const mrt_reg_epilogue *te)                                             \
     {                                                                                                              \
-        const bool load = false;                                                                                   \
         TILE_AVX512_BODY(NV, brows[kk] + boff)                                                                     \
     }                                                                                                              \
     __attribute__((target("avx512f"))) static void tile_rows_avx512_##NV(                                          \
-        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
-        const float *bias, const tile_ep *ep)                                                                      \
+        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, bool load,     \
+        int mr, int nr, const float *bias, const mrt_reg_epilogue *ep)                                             \
     {                                                                                                              \
         if (ep) {                                                                                                  \
-            tile_rows_avx512_ep_##NV(kc, a, brows, boff, c, ldc, mr, nr, bias, ep);                                \
+            tile_rows_avx512_ep_##NV(kc, a, brows, boff, c, ldc, load, mr, nr, bias, ep);                          \
             return;                                                                                                \
         }                                                                                                          \
-        const bool load = false;                                                                                   \
-        const tile_ep *te = NULL;                                                                                  \
+        const mrt_reg_epilogue *te = NULL;                                                                         \
         TILE_AVX512_BODY(NV, brows[kk] + boff)                                                                     \
     }
 TILE_AVX512(1)
@@ -316,7 +284,7 @@ TILE_ROWS_AVX512(2)
 TILE_ROWS_AVX512(3)
 
 static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
-                        const float *bias, const tile_ep *te)
+                        const float *bias, const mrt_reg_epilogue *te)
 {
     if (nr > 32) tile_avx512_3(kc, a, b, c, ldc, mr, nr, load, bias, te);
     else if (nr > 16) tile_avx512_2(kc, a, b, c, ldc, mr, nr, load, bias, te);
@@ -325,16 +293,17 @@ static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, in
 #endif
 
 bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc,
-                         int mr, int nr, const float *bias, const mrt_epilogue *ep, int64_t ep_channel0, int64_t ep_at)
+                         bool accumulate, int mr, int nr, const float *bias, const mrt_epilogue *ep, int64_t ep_channel0,
+                         int64_t ep_at)
 {
 #ifdef MRT_HAVE_AVX512_INTRINSICS
     if (mrt_cpu_has_avx512f()) {
-        tile_ep te;
-        bool with_ep = tile_ep_of(ep, ep_channel0, ep_at, &te);
-        const tile_ep *tp = with_ep ? &te : NULL;
-        if (nr > 32) tile_rows_avx512_3(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
-        else if (nr > 16) tile_rows_avx512_2(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
-        else tile_rows_avx512_1(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
+        mrt_reg_epilogue te;
+        bool with_ep = mrt_reg_epilogue_of(ep, ep_channel0, ep_at, &te);
+        const mrt_reg_epilogue *tp = with_ep ? &te : NULL;
+        if (nr > 32) tile_rows_avx512_3(kc, a, brows, boff, c, ldc, accumulate, mr, nr, bias, tp);
+        else if (nr > 16) tile_rows_avx512_2(kc, a, brows, boff, c, ldc, accumulate, mr, nr, bias, tp);
+        else tile_rows_avx512_1(kc, a, brows, boff, c, ldc, accumulate, mr, nr, bias, tp);
         return with_ep;
     }
 #else
@@ -345,7 +314,8 @@ bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, 
         for (int j = 0; j < nr; j++) {
             float acc = 0.0f;
             for (int64_t kk = 0; kk < kc; kk++) acc = fmaf(a[kk * MR + i], brows[kk][boff + j], acc);
-            c[i * ldc + j] = bias ? acc + bias[i] : acc;
+            float v = accumulate ? c[i * ldc + j] + acc : acc;
+            c[i * ldc + j] = bias ? v + bias[i] : v;
         }
     return false;
 }
@@ -374,7 +344,7 @@ typedef struct sgemm_job {
     tile_fn tile;
     int64_t private_b;      /* narrow mode: floats between the threads' own copies of packed B, or 0: one shared copy */
     bool b_ready[PRIVATE_B_THREADS]; /* per thread: its copy is packed (only that thread touches its flag) */
-    bool tile_ep;           /* the tiles apply the epilogue (tile_ep); the pass covers the other columns only */
+    bool tile_ep;           /* the tiles apply the epilogue (mrt_reg_epilogue); the pass covers the other columns only */
 } sgemm_job;
 
 /* A few columns: the whole product when it has at most COLS_MAX (a 1x1 convolution on a 1x1 image:
@@ -502,8 +472,8 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
             for (int64_t j = j0, q = 0; j < jt; j += NR, q++) {
                 int nr = (int)min64(NR, j1 - j);
                 float *c = o->c + i * o->ldc + j;
-                tile_ep te;
-                bool with_ep = last && jb->tile_ep && tile_ep_of(o->ep, o->ep_channel0 + i, o->ep_at0 + i * o->ldc + j, &te);
+                mrt_reg_epilogue te;
+                bool with_ep = last && jb->tile_ep && mrt_reg_epilogue_of(o->ep, o->ep_channel0 + i, o->ep_at0 + i * o->ldc + j, &te);
                 jb->tile(k1 - k0, ap, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias, with_ep ? &te : NULL);
             }
         }
@@ -644,8 +614,8 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     int threads = ctx && ctx->n_threads > 1 ? ctx->n_threads : 1;
     sgemm_job jb = {.m = m, .n = n, .k = k, .b = b, .out = out, .threads = threads, .tile = tile};
 #ifdef MRT_HAVE_AVX512_INTRINSICS
-    tile_ep te;
-    jb.tile_ep = tile == tile_avx512 && tile_ep_of(out->ep, 0, 0, &te);
+    mrt_reg_epilogue te;
+    jb.tile_ep = tile == tile_avx512 && mrt_reg_epilogue_of(out->ep, 0, 0, &te);
 #endif
     float *next = ws;
     if (a_packed) {
