@@ -205,6 +205,7 @@ static const kcase cases[] = {
     GEMM("gemm transformer ffn2 64x256x1024", 64, 256, 1024),
     CONV("conv resnet stem 7x7/2 3->64 224", 1, 3, 224, 224, 64, 7, 2, 3, 1),
     CONV("conv resnet 3x3 64->64 56", 1, 64, 56, 56, 64, 3, 1, 1, 1),
+    CONV("conv resnet 3x3 128->128 28", 1, 128, 28, 28, 128, 3, 1, 1, 1),
     CONV("conv resnet 3x3 256->256 14", 1, 256, 14, 14, 256, 3, 1, 1, 1),
     CONV("conv resnet 3x3 512->512 7", 1, 512, 7, 7, 512, 3, 1, 1, 1),
     CONV("conv mobilenet 1x1 32->192 112", 1, 32, 112, 112, 192, 1, 1, 0, 1),

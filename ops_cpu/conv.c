@@ -1,10 +1,11 @@
 /* CPU kernels: Conv 1/11/22 and ConvTranspose 1/11/22 (N-D, groups), ConvInteger 10 (uint8/int8, int32 im2col +
  * naive GEMM).
- * Conv float32: 2-D depthwise convolutions are computed directly (ops_cpu/conv_depthwise.c); everything else runs on minirt's GEMM
- * (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered straight into B's
- * panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in cache; 2-D
- * convs with few input channels (stems) read B's rows in place from padded copies of the input rows instead
- * (conv_rows), with the GEMM's tile and chains.
+ * Conv float32: 2-D depthwise convolutions are computed directly (ops_cpu/conv_depthwise.c), 3x3 stride-1 ones by
+ * Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.c, when engine/opdef/conv.c's rule takes them); everything else
+ * runs on minirt's GEMM (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered
+ * straight into B's panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in
+ * cache; 2-D convs with few input channels (stems) read B's rows in place from padded copies of the input rows
+ * instead (conv_rows), with the GEMM's tile and chains.
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
  * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves
  * (engine/opdef/conv.h sizes it): nothing is allocated per call. */
@@ -14,6 +15,7 @@
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
 #include "ops_cpu/conv_depthwise.h"
+#include "ops_cpu/conv_winograd.h"
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/linear.h"
 #include "ops_cpu/sgemm.h"
@@ -419,6 +421,17 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
     MRT_TRY(mrt_conv_params_get(ctx, &p));
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1);
     if (!uses_sgemm(&p, x->dtype) || !w->data) return MRT_STATUS_OK; /* W computed at run time: packed then */
+    if (mrt_conv_winograd_floats(&p, x->dtype, true, 1) > 0) { /* W's transform (ops_cpu/conv_winograd.h) */
+        float *packed, *tmp = malloc((size_t)(p.m * p.c) * sizeof(float));
+        mrt_status st = tmp ? mrt_sgemm_alloc_packed(ctx, mrt_winograd_packed_floats(p.m, p.c), &packed)
+                            : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the weights' transform");
+        if (!st) {
+            mrt_winograd_pack_weights(w->data, p.m, p.c, tmp, packed);
+            *state = packed;
+        }
+        free(tmp);
+        return st;
+    }
     int64_t mg = p.m / p.group, ck = p.c / p.group * p.kernel_numel, gf = mrt_sgemm_packed_a_floats(mg, ck);
     float *packed; /* W packed group by group, gf floats apart */
     MRT_TRY(mrt_sgemm_alloc_packed(ctx, gf * p.group, &packed));
@@ -667,6 +680,13 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
                         ctx->node->name, mrt_dtype_name(x->dtype), (long long)p.group);
     if (mrt_conv_direct_depthwise(&p, x->dtype)) { /* ops_cpu/conv_depthwise.c, epilogue applied in cache */
         mrt_depthwise2d_f32(ctx, &p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data, ctx->epilogue);
+        return MRT_STATUS_OK;
+    }
+    int64_t wino = mrt_conv_winograd_floats(&p, x->dtype, ctx->kernel_state != NULL, ctx->n_threads);
+    if (wino > 0) { /* 3x3 stride 1 (ops_cpu/conv_winograd.c), W's transform from prepare or made now */
+        float *ws = mrt_workspace(ctx, (size_t)wino * sizeof(float));
+        if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+        mrt_conv_winograd(ctx, &p, x->data, w->data, ctx->kernel_state, b ? b->data : NULL, mrt_output(ctx, 0)->data, ws);
         return MRT_STATUS_OK;
     }
     if (uses_sgemm(&p, x->dtype)) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/opdef/conv.h"
 #include "harness.h"
 #include "ref/linear_ref.h"
 
@@ -89,7 +90,12 @@ static void run_conv(th_rng *r, const conv_case *cc, const char *label)
     double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = th_alloc_f64(th_numel(rank, ys));
     lr_conv(&g, cc->n, cc->c, cc->m, cc->group, xd, wd, cc->bias ? bd : NULL, ed);
     th_assert_close(&y, cc->dt, ed, rank, ys, label);
-    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && cc->group == 1 && cc->c * cc->k[0] * cc->k[1] <= 256) {
+    mrt_conv_params p = {.n = cc->n, .c = cc->c, .m = cc->m, .group = cc->group, .kernel_numel = cc->k[0] * cc->k[1],
+                         .win = {.nsp = cc->nsp, .in = {cc->in[0], cc->in[1]}, .out = {g.out[0], g.out[1]},
+                                 .kernel = {cc->k[0], cc->k[1]}, .stride = {cc->s[0], cc->s[1]},
+                                 .dilation = {cc->d[0], cc->d[1]}}};
+    bool winograd = mrt_conv_winograd_floats(&p, cc->dt, true, 1) > 0; /* another sum: conv_3x3_winograd checks it */
+    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && cc->group == 1 && cc->c * cc->k[0] * cc->k[1] <= 256 && !winograd) {
         int64_t yn = th_numel(rank, ys);
         float *yc = malloc((size_t)yn * sizeof(float));
         cr_assert(yc);
@@ -215,6 +221,166 @@ Test(linear, conv_pointwise_in_place_rows)
         conv_case cc = {2, 2, empty[i][0], empty[i][1], 1, {9, 23}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", false, false,
                         MRT_DTYPE_FLOAT, 22};
         run_conv(&r, &cc, i == 0 ? "pointwise to 0 channels" : "pointwise from 0 channels");
+    }
+}
+
+/* ---- 3x3 stride-1 Convs by Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.h) */
+
+/* The sequence of float operations ops_cpu/conv_winograd.c documents, written out per tile: W's transform in double
+   rounded once, the input patch's transform, per k block of 256 input channels an fma chain from 0 over the
+   channels added in block order, the output transform, then + bias. The kernel must give exactly these bits on
+   every path (prepared or run-time transformed weights, any thread count, any sub-block a tile falls in). */
+static void winograd_chain_ref(int64_t N, int64_t C, int64_t M, int64_t H, int64_t W, int64_t pt, int64_t pl,
+                               int64_t OH, int64_t OW, const float *x, const float *w, const float *b, float *y)
+{
+    float *u = malloc((size_t)(16 * M * C) * sizeof(float)), *v = malloc((size_t)(16 * C) * sizeof(float));
+    cr_assert(u && v);
+    for (int64_t i = 0; i < M * C; i++) {
+        const float *g = w + i * 9;
+        double t[4][3];
+        for (int k = 0; k < 3; k++) {
+            double g0 = g[k], g1 = g[3 + k], g2 = g[6 + k];
+            t[0][k] = g0;
+            t[1][k] = 0.5 * (g0 + g1 + g2);
+            t[2][k] = 0.5 * (g0 - g1 + g2);
+            t[3][k] = g2;
+        }
+        for (int a = 0; a < 4; a++) {
+            const double *r = t[a];
+            double uu[4] = {r[0], 0.5 * (r[0] + r[1] + r[2]), 0.5 * (r[0] - r[1] + r[2]), r[2]};
+            for (int bb = 0; bb < 4; bb++) u[(4 * a + bb) * M * C + i] = (float)uu[bb];
+        }
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ty = 0; ty < (OH + 1) / 2; ty++)
+            for (int64_t tx = 0; tx < (OW + 1) / 2; tx++) {
+                for (int64_t c = 0; c < C; c++) {
+                    float d[4][4], t[4][4];
+                    for (int i = 0; i < 4; i++)
+                        for (int k = 0; k < 4; k++) {
+                            int64_t ih = 2 * ty - pt + i, iw = 2 * tx - pl + k;
+                            d[i][k] = ih >= 0 && ih < H && iw >= 0 && iw < W ? x[((n * C + c) * H + ih) * W + iw] : 0.0f;
+                        }
+                    for (int i = 0; i < 4; i++) {
+                        t[i][0] = d[i][0] - d[i][2];
+                        t[i][1] = d[i][1] + d[i][2];
+                        t[i][2] = d[i][2] - d[i][1];
+                        t[i][3] = d[i][1] - d[i][3];
+                    }
+                    for (int k = 0; k < 4; k++) {
+                        v[(0 + k) * C + c] = t[0][k] - t[2][k];
+                        v[(4 + k) * C + c] = t[1][k] + t[2][k];
+                        v[(8 + k) * C + c] = t[2][k] - t[1][k];
+                        v[(12 + k) * C + c] = t[1][k] - t[3][k];
+                    }
+                }
+                for (int64_t m = 0; m < M; m++) {
+                    float mm[16], s[4][2], o[2][2];
+                    for (int xi = 0; xi < 16; xi++)
+                        for (int64_t k0 = 0; k0 < C; k0 += 256) {
+                            float acc = 0.0f;
+                            for (int64_t c = k0; c < C && c < k0 + 256; c++)
+                                acc = fmaf(u[(xi * M + m) * C + c], v[xi * C + c], acc);
+                            mm[xi] = k0 == 0 ? acc : mm[xi] + acc;
+                        }
+                    for (int i = 0; i < 4; i++) {
+                        s[i][0] = (mm[4 * i] + mm[4 * i + 1]) + mm[4 * i + 2];
+                        s[i][1] = (mm[4 * i + 1] - mm[4 * i + 2]) - mm[4 * i + 3];
+                    }
+                    for (int k = 0; k < 2; k++) {
+                        o[0][k] = (s[0][k] + s[1][k]) + s[2][k];
+                        o[1][k] = (s[1][k] - s[2][k]) - s[3][k];
+                    }
+                    for (int i = 0; i < 2; i++)
+                        for (int k = 0; k < 2; k++) {
+                            int64_t oh = 2 * ty + i, ow = 2 * tx + k;
+                            if (oh < OH && ow < OW) y[((n * M + m) * OH + oh) * OW + ow] = b ? o[i][k] + b[m] : o[i][k];
+                        }
+                }
+            }
+    free(u);
+    free(v);
+}
+
+typedef struct wino_case {
+    int64_t n, c, m, h, w;
+    int64_t pads[4]; /* top, left, bottom, right */
+    bool bias;
+} wino_case;
+
+/* One case with prepared and run-time transformed weights on 1, 2 and 3 threads: within float tolerance of the
+   float64 reference, and every run exactly winograd_chain_ref's bits */
+static void run_winograd(th_rng *r, const wino_case *wc, const char *label)
+{
+    int64_t OH = wc->h + wc->pads[0] + wc->pads[2] - 2, OW = wc->w + wc->pads[1] + wc->pads[3] - 2;
+    int64_t xs[4] = {wc->n, wc->c, wc->h, wc->w}, ws[4] = {wc->m, wc->c, 3, 3}, ys[4] = {wc->n, wc->m, OH, OW};
+    mrt_conv_params p = {.n = wc->n, .c = wc->c, .m = wc->m, .group = 1, .kernel_numel = 9,
+                         .win = {.nsp = 2, .in = {wc->h, wc->w}, .out = {OH, OW}, .kernel = {3, 3}, .stride = {1, 1},
+                                 .dilation = {1, 1}, .pad_begin = {wc->pads[0], wc->pads[1]},
+                                 .pad_end = {wc->pads[2], wc->pads[3]}}};
+    cr_assert_gt(mrt_conv_winograd_floats(&p, MRT_DTYPE_FLOAT, true, 1), 0, "%s: not a Winograd Conv", label);
+    mrt_tensor x = th_rand(r, MRT_DTYPE_FLOAT, 4, xs, -1, 1), w = th_rand(r, MRT_DTYPE_FLOAT, 4, ws, -1, 1);
+    mrt_tensor b = th_rand(r, MRT_DTYPE_FLOAT, 1, &wc->m, -1, 1);
+    int64_t yn = th_numel(4, ys);
+    float *expect = malloc((size_t)yn * sizeof(float));
+    double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = th_alloc_f64(yn);
+    cr_assert(expect);
+    winograd_chain_ref(wc->n, wc->c, wc->m, wc->h, wc->w, wc->pads[0], wc->pads[1], OH, OW, x.data, w.data,
+                       wc->bias ? b.data : NULL, expect);
+    lr_geom g = {.nsp = 2, .in = {wc->h, wc->w}, .kernel = {3, 3}, .stride = {1, 1}, .dilation = {1, 1},
+                 .auto_pad = "NOTSET"};
+    memcpy(g.pads, wc->pads, sizeof wc->pads);
+    cr_assert(lr_geom_resolve(&g));
+    lr_conv(&g, wc->n, wc->c, wc->m, 1, xd, wd, wc->bias ? bd : NULL, ed);
+    for (int prepared = 0; prepared < 2; prepared++)
+        for (int threads = 1; threads <= 3; threads++) {
+            th_case *c = th_begin("Conv", "", 22);
+            th_input(c, &x);
+            if (prepared) th_input_const(c, &w);
+            else th_input(c, &w);
+            if (wc->bias) th_input_const(c, &b);
+            th_attr_ints(c, "pads", 4, wc->pads);
+            mrt_session_options opt = mrt_session_options_default();
+            opt.n_threads = threads;
+            mrt_tensor y;
+            cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+            char what[200];
+            snprintf(what, sizeof what, "%s, %s weights, %d threads", label, prepared ? "prepared" : "run-time", threads);
+            th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 4, ys, what);
+            for (int64_t i = 0; i < yn; i++) {
+                float got = ((float *)y.data)[i];
+                cr_assert(memcmp(&got, &expect[i], sizeof got) == 0, "%s: element %lld is %a, the sequence gives %a",
+                          what, (long long)i, (double)got, (double)expect[i]);
+            }
+            mrt_tensor_release(&y);
+            th_free(c);
+        }
+    free(expect), free(xd), free(wd), free(bd), free(ed);
+    mrt_tensor_release(&x), mrt_tensor_release(&w), mrt_tensor_release(&b);
+}
+
+/* Geometries around the kernel's cuts: tile rows of 1 to 21 tiles (pieces of 16 and a tail), odd output sizes
+   (a tile's second row or column dropped), asymmetric and zero padding, sub-blocks that start mid-row and images
+   with enough of them to be the tasks (40 x 40: 400 tiles), channel counts around the 8-row panels, the 64-channel
+   passes and the 256-deep k blocks, and a batch of 2 */
+Test(linear, conv_3x3_winograd)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_winograd"));
+    static const wino_case cases[] = {
+        {1, 16, 16, 6, 6, {1, 1, 1, 1}, true},    {2, 17, 20, 9, 11, {1, 1, 1, 1}, false},
+        {1, 16, 70, 14, 14, {1, 1, 1, 1}, true},  {1, 24, 16, 8, 9, {0, 0, 0, 0}, true},
+        {1, 32, 33, 13, 42, {2, 0, 1, 2}, true},  {1, 20, 16, 40, 40, {1, 1, 1, 1}, false},
+        {2, 300, 24, 7, 7, {1, 1, 1, 1}, true},   {1, 512, 16, 7, 8, {1, 1, 1, 1}, false},
+        {1, 16, 130, 9, 35, {0, 1, 0, 1}, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const wino_case *wc = &cases[i];
+        char label[160];
+        snprintf(label, sizeof label, "n %lld c %lld m %lld %lldx%lld pads %lld %lld %lld %lld", (long long)wc->n,
+                 (long long)wc->c, (long long)wc->m, (long long)wc->h, (long long)wc->w, (long long)wc->pads[0],
+                 (long long)wc->pads[1], (long long)wc->pads[2], (long long)wc->pads[3]);
+        run_winograd(&r, wc, label);
     }
 }
 

@@ -398,6 +398,44 @@ Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
     }
 }
 
+/* A 3x3 Conv 20 -> 24 (Winograd's F(2x2, 3x3), ops_cpu/conv_winograd.c) -> BatchNormalization -> Add(residual) ->
+   Relu (applied in the output transform's registers), or -> Sigmoid (a pass over the planes afterwards), on a batch
+   of 2 at 11 x 37 (odd: tiles whose second row and column are dropped): the same bits as the nodes on their own. */
+static mrt_model *winograd_chain_model(const void *arg)
+{
+    bool sigmoid = *(const bool *)arg;
+    th_rng rr;
+    mrt_model *m = x_r_model("planner.winograd_chain.weights", &rr);
+    mrt_graph *g = m->graph;
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, 20, 3, 3}, -1, 1);
+    mrt_graph_set_initializer(g, "w", &w);
+    mrt_node *n;
+    mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
+    mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    if (sigmoid) {
+        mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"h0"}, 1, (const char *[]){"h1"}, &n);
+        mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"y"}, &n);
+    } else {
+        add_bn_residual_relu(g, &rr, 24, "h0");
+    }
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    mrt_tensor_release(&w);
+    return m;
+}
+
+Test(planner, winograd_conv_chains_fuse_with_the_same_bits)
+{
+    for (int i = 0; i < 2; i++) {
+        bool sigmoid = i;
+        th_rng r;
+        th_rng_init(&r, th_seed("planner.winograd_chain"));
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 11, 37}, -1, 1);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 24, 11, 37}, -1, 1);
+        expect_fused_same_bits(winograd_chain_model, &sigmoid, &x, &res, sigmoid ? 1 : 3,
+                               sigmoid ? "3x3 Winograd + Sigmoid" : "3x3 Winograd + BatchNormalization, Add, Relu");
+    }
+}
+
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The
    Mul is fused into the projection Conv as an input scale (engine/epilogue.h, mrt_prologue): the Conv packs
    x * s, the Mul's own product, so the bits are those of the nodes run on their own (output 0 is compared).
