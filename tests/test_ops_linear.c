@@ -25,9 +25,10 @@ typedef struct conv_case {
     int opset;
 } conv_case;
 
-/* The float32 GEMM's chain for a product of one k block (ops_cpu/sgemm.h), written out for a 2-D group-1 Conv with
-   C * KH * KW <= 256: y = (fmaf chain from 0 over (c, kh, kw) in order, padding reading 0) + bias. Every float path
-   of such a Conv (im2col + GEMM, the stems' rows read in place) must give exactly these bits. */
+/* The float32 GEMM's chains (ops_cpu/sgemm.h), written out for a 2-D group-1 Conv: over k = (c, kh, kw) in order
+   (padding reading 0), one fmaf chain from 0 per block of 256 k, the blocks added in order, then + bias. Every float
+   GEMM path of such a Conv (im2col + GEMM, the stems' rows and 1x1 images read in place) must give exactly these
+   bits. */
 static void conv_chain_ref(const conv_case *cc, const lr_geom *g, const float *x, const float *w, const float *b,
                            float *y)
 {
@@ -36,7 +37,8 @@ static void conv_chain_ref(const conv_case *cc, const lr_geom *g, const float *x
         for (int64_t m = 0; m < cc->m; m++)
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
-                    float acc = 0.0f;
+                    float acc = 0.0f, sum = 0.0f;
+                    int64_t k = 0, K = cc->c * cc->k[0] * cc->k[1];
                     for (int64_t c = 0; c < cc->c; c++)
                         for (int64_t kh = 0; kh < cc->k[0]; kh++)
                             for (int64_t kw = 0; kw < cc->k[1]; kw++) {
@@ -45,8 +47,12 @@ static void conv_chain_ref(const conv_case *cc, const lr_geom *g, const float *x
                                 bool in = ih >= 0 && ih < H && iw >= 0 && iw < W;
                                 float xv = in ? x[((n * cc->c + c) * H + ih) * W + iw] : 0.0f;
                                 acc = fmaf(w[((m * cc->c + c) * cc->k[0] + kh) * cc->k[1] + kw], xv, acc);
+                                if (++k % 256 == 0 || k == K) { /* a block ends */
+                                    sum = k <= 256 ? acc : sum + acc;
+                                    acc = 0.0f;
+                                }
                             }
-                    *y++ = b ? acc + b[m] : acc;
+                    *y++ = b ? sum + b[m] : sum;
                 }
 }
 
@@ -95,7 +101,7 @@ static void run_conv(th_rng *r, const conv_case *cc, const char *label)
                                  .kernel = {cc->k[0], cc->k[1]}, .stride = {cc->s[0], cc->s[1]},
                                  .dilation = {cc->d[0], cc->d[1]}}};
     bool winograd = mrt_conv_winograd_floats(&p, cc->dt, true, 1) > 0; /* another sum: conv_3x3_winograd checks it */
-    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && cc->group == 1 && cc->c * cc->k[0] * cc->k[1] <= 256 && !winograd) {
+    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && cc->group == 1 && !winograd) {
         int64_t yn = th_numel(rank, ys);
         float *yc = malloc((size_t)yn * sizeof(float));
         cr_assert(yc);
@@ -197,17 +203,18 @@ Test(linear, conv_2d_rows_of_every_width)
         }
 }
 
-/* 1x1 convolutions of up to 64 output channels and one k block read B in place (ops_cpu/conv.c), 48 columns a
-   tile, the columns after the last full tile through the GEMM: images of 48, 49 and 207 columns, one or
-   several row panels with a partial last one, and the batch's second image */
+/* 1x1 convolutions of up to 64 output channels and one k block, or up to 96 and several k blocks on planes of at
+   most 32x32, read B in place (ops_cpu/conv.c), 48 columns a tile, the columns after the last full tile through the
+   GEMM: images of 48, 49 and 207 columns, one or several row panels with a partial last one, 300 and 600 input
+   channels (k blocks of 256 and a partial last one), and the batch's second image */
 Test(linear, conv_pointwise_in_place_rows)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.conv_pointwise_rows"));
     static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {20, 20}};
-    static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}};
+    static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}, {300, 96}, {600, 70}};
     for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < 6; j++) {
             conv_case cc = {2, 2, cm[j][0], cm[j][1], 1, {hw[i][0], hw[i][1]}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET",
                             (i + j) % 2 == 0, false, MRT_DTYPE_FLOAT, 22};
             char label[96];

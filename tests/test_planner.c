@@ -360,16 +360,18 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
     expect_fused_same_bits(stem_chain_model, NULL, &x, &res, 3, "stem: BatchNormalization, Add and Relu");
 }
 
-/* A 1x1 Conv to 24 channels (ops_cpu/conv.c reads its B rows in place) -> BatchNormalization -> Add(residual) ->
-   Relu, or -> Sigmoid (an epilogue the tile does not apply in registers: a pass after each strip), on a batch of 2
-   at 9 x 23 (four full tiles and 15 columns through the GEMM): the same bits as the nodes on their own. */
+/* A 1x1 Conv from 20 or 300 channels to 24 (ops_cpu/conv.c reads its B rows in place) -> BatchNormalization ->
+   Add(residual) -> Relu, or -> Sigmoid (an epilogue the tile does not apply in registers: a pass after each strip),
+   on a batch of 2 at 9 x 23 (four full tiles and 15 columns through the GEMM): the same bits as the nodes on their
+   own. */
 static mrt_model *pointwise_chain_model(const void *arg)
 {
-    bool sigmoid = *(const bool *)arg;
+    int variant = *(const int *)arg;
+    bool sigmoid = variant % 2;
     th_rng rr;
     mrt_model *m = x_r_model("planner.pointwise_chain.weights", &rr);
     mrt_graph *g = m->graph;
-    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, 20, 1, 1}, -1, 1);
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, variant / 2 ? 300 : 20, 1, 1}, -1, 1);
     mrt_graph_set_initializer(g, "w", &w);
     mrt_node *n;
     mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
@@ -386,15 +388,17 @@ static mrt_model *pointwise_chain_model(const void *arg)
 
 Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
 {
-    for (int i = 0; i < 2; i++) {
-        bool sigmoid = i;
+    for (int i = 0; i < 4; i++) { /* i % 2: Sigmoid; i / 2: 300 input channels (two k blocks, added in place) */
+        bool sigmoid = i % 2;
         th_rng r;
         th_rng_init(&r, th_seed("planner.pointwise_chain"));
-        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 9, 23}, -1, 1);
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, i / 2 ? 300 : 20, 9, 23}, -1, 1);
         mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 24, 9, 23}, -1, 1);
+        char what[96];
+        snprintf(what, sizeof what, "pointwise from %d channels + %s", i / 2 ? 300 : 20,
+                 sigmoid ? "Sigmoid" : "BatchNormalization, Add, Relu");
         /* Sigmoid then Add: the chain stops at the activation, so only the Sigmoid joins */
-        expect_fused_same_bits(pointwise_chain_model, &sigmoid, &x, &res, sigmoid ? 1 : 3,
-                               sigmoid ? "pointwise + Sigmoid" : "pointwise + BatchNormalization, Add, Relu");
+        expect_fused_same_bits(pointwise_chain_model, &i, &x, &res, sigmoid ? 1 : 3, what);
     }
 }
 
