@@ -283,6 +283,7 @@ static void check_epilogue(th_rng *r, mrt_threadpool *tp, const dw_case *dc, con
             case MRT_POST_BATCHNORM: ed[i] = ed[i] * a[c] + bb[c]; break;
             case MRT_POST_ADD: ed[i] += od[i]; break;
             case MRT_POST_RELU: ed[i] = ed[i] < 0 ? 0 : ed[i]; break;
+            case MRT_POST_CLIP: ed[i] = ed[i] < ep.ops[k].lo ? ep.ops[k].lo : ed[i] > ep.ops[k].hi ? ep.ops[k].hi : ed[i]; break;
             case MRT_POST_SILU: ed[i] = ed[i] / (1.0 + exp(-ed[i])); break;
             default: cr_assert_fail("unexpected post-op in the test");
             }
@@ -311,11 +312,15 @@ Test(depthwise, fused_epilogue)
     mrt_epilogue chain = {3, {{.kind = MRT_POST_BATCHNORM}, {.kind = MRT_POST_ADD}, {.kind = MRT_POST_RELU}}};
     /* EfficientNet's: small planes take it over several channels at once, BatchNormalization per channel */
     mrt_epilogue bn_silu = {2, {{.kind = MRT_POST_BATCHNORM}, {.kind = MRT_POST_SILU}}};
+    /* MobileNetV2's (ReLU6) */
+    mrt_epilogue bn_clip = {2, {{.kind = MRT_POST_BATCHNORM}, {.kind = MRT_POST_CLIP, .lo = 0.0f, .hi = 0.5f}}};
     static const dw_case cases[] = {
         {2, 3, 9, 11, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         {1, 4, 14, 14, 5, 5, 2, 2, 1, 1, {1, 2, 2, 1}, true},
         {1, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true}, /* several bands */
         {2, 40, 7, 7, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},    /* epilogue groups crossing images */
+        {2, 5, 28, 30, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},   /* direct, planes of < 4096 outputs in groups */
+        {1, 3, 57, 40, 3, 3, 2, 2, 1, 1, {1, 0, 1, 1}, true},   /* direct, stride 2, a partial last vector */
         {1, 2, 3, 7000, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},  /* the fallback */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -328,6 +333,8 @@ Test(depthwise, fused_epilogue)
         check_epilogue(&r, tp, &cases[i], &chain, label);
         label_of(&cases[i], "batchnorm+silu", label, sizeof label);
         check_epilogue(&r, tp, &cases[i], &bn_silu, label);
+        label_of(&cases[i], "batchnorm+clip", label, sizeof label);
+        check_epilogue(&r, tp, &cases[i], &bn_clip, label);
     }
     mrt_threadpool_free(tp);
 }
