@@ -58,6 +58,7 @@ struct mrt_op_ctx {
     const void *kernel_state;    /* in run: what the kernel's prepare built for this step, or NULL */
     const struct mrt_epilogue *epilogue; /* in run: element-wise work fused into this node (see ops_cpu/epilogue.h), or NULL */
     const struct mrt_prologue *prologue; /* in run: a scale of input 0 fused into this node (engine/epilogue.h), or NULL */
+    bool no_winograd;            /* the session's no_winograd: 3x3 Convs take the GEMM (ops_cpu/conv_winograd.h) */
 };
 
 /* ---- inputs and outputs */

@@ -400,6 +400,7 @@ static mrt_status ctx_prepare(mrt_exec *e, const mrt_step *step, bool planning, 
     ctx->outputs = b->out;
     ctx->n_threads = e->session->n_threads;
     ctx->pool = e->session->pool;
+    ctx->no_winograd = e->session->opt.no_winograd;
     ctx->planning = planning;
     ctx->exec = e;
     ctx->attr_mismatch = &b->mismatch;

@@ -421,7 +421,7 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
     MRT_TRY(mrt_conv_params_get(ctx, &p));
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1);
     if (!uses_sgemm(&p, x->dtype) || !w->data) return MRT_STATUS_OK; /* W computed at run time: packed then */
-    if (mrt_conv_winograd_floats(&p, x->dtype, true, 1) > 0) { /* W's transform (ops_cpu/conv_winograd.h) */
+    if (!ctx->no_winograd && mrt_conv_winograd_floats(&p, x->dtype, true, 1) > 0) { /* W's transform (conv_winograd.h) */
         float *packed, *tmp = malloc((size_t)(p.m * p.c) * sizeof(float));
         mrt_status st = tmp ? mrt_sgemm_alloc_packed(ctx, mrt_winograd_packed_floats(p.m, p.c), &packed)
                             : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the weights' transform");
@@ -693,7 +693,7 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
         mrt_depthwise2d_f32(ctx, &p, x->data, w->data, b ? b->data : NULL, mrt_output(ctx, 0)->data, ctx->epilogue);
         return MRT_STATUS_OK;
     }
-    int64_t wino = mrt_conv_winograd_floats(&p, x->dtype, ctx->kernel_state != NULL, ctx->n_threads);
+    int64_t wino = ctx->no_winograd ? 0 : mrt_conv_winograd_floats(&p, x->dtype, ctx->kernel_state != NULL, ctx->n_threads);
     if (wino > 0) { /* 3x3 stride 1 (ops_cpu/conv_winograd.c), W's transform from prepare or made now */
         float *ws = mrt_workspace(ctx, (size_t)wino * sizeof(float));
         if (!ws) return MRT_STATUS_OUT_OF_MEMORY;

@@ -316,7 +316,8 @@ typedef struct wino_case {
 } wino_case;
 
 /* One case with prepared and run-time transformed weights on 1, 2 and 3 threads: within float tolerance of the
-   float64 reference, and every run exactly winograd_chain_ref's bits */
+   float64 reference, and every run exactly winograd_chain_ref's bits; with the session's no_winograd, exactly the
+   GEMM's chains (conv_chain_ref) */
 static void run_winograd(th_rng *r, const wino_case *wc, const char *label)
 {
     int64_t OH = wc->h + wc->pads[0] + wc->pads[2] - 2, OW = wc->w + wc->pads[1] + wc->pads[3] - 2;
@@ -339,30 +340,40 @@ static void run_winograd(th_rng *r, const wino_case *wc, const char *label)
     memcpy(g.pads, wc->pads, sizeof wc->pads);
     cr_assert(lr_geom_resolve(&g));
     lr_conv(&g, wc->n, wc->c, wc->m, 1, xd, wd, wc->bias ? bd : NULL, ed);
+    conv_case cc = {2, wc->n, wc->c, wc->m, 1, {wc->h, wc->w}, {3, 3}, {1, 1}, {1, 1},
+                    {wc->pads[0], wc->pads[1], wc->pads[2], wc->pads[3]}, "NOTSET", wc->bias, false, MRT_DTYPE_FLOAT, 22};
+    float *gemm = malloc((size_t)yn * sizeof(float));
+    cr_assert(gemm);
+    conv_chain_ref(&cc, &g, x.data, w.data, wc->bias ? b.data : NULL, gemm);
     for (int prepared = 0; prepared < 2; prepared++)
-        for (int threads = 1; threads <= 3; threads++) {
-            th_case *c = th_begin("Conv", "", 22);
-            th_input(c, &x);
-            if (prepared) th_input_const(c, &w);
-            else th_input(c, &w);
-            if (wc->bias) th_input_const(c, &b);
-            th_attr_ints(c, "pads", 4, wc->pads);
-            mrt_session_options opt = mrt_session_options_default();
-            opt.n_threads = threads;
-            mrt_tensor y;
-            cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
-            char what[200];
-            snprintf(what, sizeof what, "%s, %s weights, %d threads", label, prepared ? "prepared" : "run-time", threads);
-            th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 4, ys, what);
-            for (int64_t i = 0; i < yn; i++) {
-                float got = ((float *)y.data)[i];
-                cr_assert(memcmp(&got, &expect[i], sizeof got) == 0, "%s: element %lld is %a, the sequence gives %a",
-                          what, (long long)i, (double)got, (double)expect[i]);
+        for (int threads = 1; threads <= 3; threads++)
+            for (int off = 0; off < 2; off++) {
+                if (off && threads > 1) continue; /* the GEMM's threads are test_sgemm's */
+                th_case *c = th_begin("Conv", "", 22);
+                th_input(c, &x);
+                if (prepared) th_input_const(c, &w);
+                else th_input(c, &w);
+                if (wc->bias) th_input_const(c, &b);
+                th_attr_ints(c, "pads", 4, wc->pads);
+                mrt_session_options opt = mrt_session_options_default();
+                opt.n_threads = threads;
+                opt.no_winograd = off;
+                mrt_tensor y;
+                cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+                char what[200];
+                snprintf(what, sizeof what, "%s, %s weights, %d threads%s", label, prepared ? "prepared" : "run-time",
+                         threads, off ? ", no_winograd" : "");
+                th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 4, ys, what);
+                const float *want = off ? gemm : expect;
+                for (int64_t i = 0; i < yn; i++) {
+                    float got = ((float *)y.data)[i];
+                    cr_assert(memcmp(&got, &want[i], sizeof got) == 0, "%s: element %lld is %a, the %s gives %a", what,
+                              (long long)i, (double)got, off ? "GEMM's chain" : "sequence", (double)want[i]);
+                }
+                mrt_tensor_release(&y);
+                th_free(c);
             }
-            mrt_tensor_release(&y);
-            th_free(c);
-        }
-    free(expect), free(xd), free(wd), free(bd), free(ed);
+    free(expect), free(gemm), free(xd), free(wd), free(bd), free(ed);
     mrt_tensor_release(&x), mrt_tensor_release(&w), mrt_tensor_release(&b);
 }
 

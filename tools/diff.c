@@ -110,6 +110,8 @@ static const char diff_usage[] =
     "                                or a dump folder (minirt --dump-all, tools/dump_torch.py, tools/dump_ort.py)\n"
     "  --atol X --rtol X            tolerance (default 1e-4 each); an output fails when an element exceeds both\n"
     "  --threads N                  CPU threads of the run under test\n"
+    "  --no-winograd                the run under test computes 3x3 stride-1 Convs by the GEMM, not Winograd\n"
+    "                               (with --against cpu: how far Winograd moves each value)\n"
     "  --top N                      rows of the ranked table (default 10)\n"
     "  --json FILE                  every node's chained and local errors as JSON\n"
     "  --plugin LIB.so              load an op plugin first (repeatable; --plugin-replace to replace built-ins)\n"
@@ -139,7 +141,7 @@ int cmd_diff(int argc, char **argv)
     const char **input_args = calloc(2 * (size_t)argc, sizeof(char *));
     const char **plugins = input_args + argc;
     int n_in = 0, n_plugins = 0;
-    bool plugin_replace = false;
+    bool plugin_replace = false, no_winograd = false;
     if (!input_args) return MRT_EXIT_ERROR;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -175,6 +177,8 @@ int cmd_diff(int argc, char **argv)
             plugins[n_plugins++] = argv[++i];
         } else if (strcmp(a, "--plugin-replace") == 0) {
             plugin_replace = true;
+        } else if (strcmp(a, "--no-winograd") == 0) {
+            no_winograd = true;
         } else if (a[0] == '-') {
             cli_error("unknown or incomplete option '%s' for 'diff' (try --help)", a);
             free(input_args);
@@ -227,6 +231,7 @@ int cmd_diff(int argc, char **argv)
         reference = &dir_ref;
     }
     opt.n_threads = threads;
+    opt.no_winograd = no_winograd;
     st = run_recorded(m, &b, opt, &chained);
     if (!st) {
         forced.reference = reference;

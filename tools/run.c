@@ -32,6 +32,8 @@ static const char run_usage[] =
     "  --no-fuse             run Conv's BatchNormalization/Add/activation successors (and the Mul of a\n"
     "                        squeeze-excite block before its 1x1 Conv) as nodes of their own\n"
     "                        (the same bits; --dump-all implies it)\n"
+    "  --no-winograd         3x3 stride-1 float32 Convs by the GEMM (im2col's sums, as every other Conv)\n"
+    "                        instead of Winograd's F(2x2, 3x3)\n"
     "  --expand-functions OPS  run these ops (comma-separated, or 'all') through their ONNX function body even\n"
     "                        where minirt has a kernel: checks a kernel against the standard's definition\n";
 
@@ -211,6 +213,8 @@ int cmd_run(int argc, char **argv)
             opt.no_fold = true;
         } else if (strcmp(a, "--no-fuse") == 0) {
             opt.no_fuse = true;
+        } else if (strcmp(a, "--no-winograd") == 0) {
+            opt.no_winograd = true;
         } else if (strcmp(a, "--expand-functions") == 0 && has_next) {
             opt.expand_functions = argv[++i];
         } else if (a[0] == '-' && a[1]) {

@@ -212,6 +212,9 @@ typedef struct mrt_session_options {
        after their producer's, and outputs that were never computed have no data). */
     bool no_fuse;
     bool fuse_with_callback;
+    /* float32 3x3 stride-1 Convs by Winograd's F(2x2, 3x3) (on unless disabled; docs/architecture.md): with
+       no_winograd they take the GEMM, summing the products in the order every other Conv does (im2col's). */
+    bool no_winograd;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);

@@ -33,6 +33,13 @@ grep -q '"fusion": false' "$work/bench_nofuse.json" && ok || bad "--no-fuse not 
 grep -q '"fusion": true' "$work/bench.json" && ok || bad "fusion not recorded in the JSON of a fused run"
 echo "$out" | grep -Eq "^BatchNormalization +4 +([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*) " && ok || bad "--no-fuse: no BatchNormalization time: $out"
 
+# --no-winograd: said in the header and the JSON
+out=$("$minirt" bench "$src/models/tiny_cnn.onnx" --input "$src/models/tiny_cnn_input.npy" --threads 1 --no-winograd \
+    --warmup-ms 0 --iterations 3 --duration 0 --json "$work/bench_nowino.json" 2>&1) || bad "bench --no-winograd exited $?: $out"
+echo "$out" | grep -q "^device: .*, Winograd off (--no-winograd)$" && ok || bad "--no-winograd not in the header: $out"
+grep -q '"winograd": false' "$work/bench_nowino.json" && ok || bad "--no-winograd not in the JSON"
+grep -q '"winograd": true' "$work/bench.json" && ok || bad "Winograd not recorded in the JSON of a default run"
+
 # synthetic inputs when the shape is static; a clear usage error otherwise
 out=$("$minirt" bench "$src/models/tiny_cnn.onnx" --threads 1 --warmup-ms 0 --iterations 3 --duration 0 2>&1) ||
     bad "bench with synthetic input exited $?: $out"
