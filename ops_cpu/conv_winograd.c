@@ -9,7 +9,7 @@
  * the bias and, when it is [BatchNormalization] -> [Add] -> [Relu | Clip], the fused epilogue in registers. V and M
  * are the thread's slot of the workspace (C = 256: 786 KB and 196 KB, in a Zen 5 core's 1 MB L2).
  *
- * Transforms, ξ = 4 a + b indexing the 4x4 transformed tile:
+ * Transforms, xi = 4 a + b indexing the 4x4 transformed tile:
  *   V = B^T d B, rows then columns: t = (d0 - d2, d1 + d2, d2 - d1, d1 - d3) along each row of d, then the same
  *       along each column of t;
  *   Y = A^T m A: s = ((m0 + m1) + m2, (m1 - m2) - m3) along each row of m, then the same along each column of s;
@@ -68,7 +68,7 @@ typedef struct wg_job {
 
 /* ---- the transforms of one tile, scalar (the reference sequence of operations) */
 
-/* V[ξ] of the tile at output (2 ty, 2 tx) of channel plane xc, stored at v[ξ * vs] */
+/* V[xi] of the tile at output (2 ty, 2 tx) of channel plane xc, stored at v[xi * vs] */
 static void input_tile(const wg_job *j, const float *xc, int64_t ty, int64_t tx, float *v, int64_t vs)
 {
     const mrt_window *w = &j->p->win;
@@ -95,7 +95,7 @@ static void input_tile(const wg_job *j, const float *xc, int64_t ty, int64_t tx,
     }
 }
 
-/* The outputs of the tile at (2 ty, 2 tx) of channel plane yc from m[ξ * ms] (+ bias) */
+/* The outputs of the tile at (2 ty, 2 tx) of channel plane yc from m[xi * ms] (+ bias) */
 static void output_tile(const wg_job *j, const float *m, int64_t ms, const float *bias, int64_t ty, int64_t tx, float *yc)
 {
     int64_t OH = j->p->win.out[0], OW = j->p->win.out[1];

@@ -8,7 +8,9 @@
  * sequence of float operations whatever the CPU path (AVX-512 or the scalar loops), the thread count and the batch;
  * the weights' transform is computed in double and rounded once. F(2x2, 3x3)'s transforms have coefficients 0, +-1
  * and +-1/2 only, so its rounding error stays within a small factor of the direct sum's (tests/test_ops_linear.c
- * measures both against a float64 reference). */
+ * measures both against a float64 reference). Infinite inputs: the transforms subtract neighbouring values, so an
+ * output the direct sum makes +-inf can come out NaN (the same outputs are non-finite: with these transforms a
+ * patch's edge rows and columns reach only the outputs whose windows hold them). */
 #pragma once
 
 #include <stdint.h>
