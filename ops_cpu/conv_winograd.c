@@ -60,6 +60,7 @@ typedef struct wg_job {
     const mrt_epilogue *ep;
     bool ep_in_tiles; /* the output transform applies ep (AVX-512, ep of the register form) */
     float *slots;
+    int threads; /* the session's, which the workspace has a slot for each of */
     int64_t slot_floats, paf, a_rows; /* floats per transformed weight matrix; its rows padded to panels */
     int64_t mcap; /* output channels per pass (MC, or fewer when M is): M's matrices are mcap x 48 */
     int64_t tw, tiles, units, n_sb; /* tiles per row and per image; 16-tile units per image; sub-blocks per image */
@@ -221,7 +222,9 @@ static void wg_task(void *arg, int64_t task0, int64_t task1)
     const wg_job *j = arg;
     const mrt_conv_params *p = j->p;
     int64_t C = p->c, M = p->m, in_hw = p->win.in[0] * p->win.in[1], ohw = p->win.out[0] * p->win.out[1];
-    float *v = j->slots + mrt_thread_index() * j->slot_floats, *mb = v + 16 * C * NB;
+    /* the thread's slot (mrt_thread_index < the threads the workspace was sized for); a serial call (one thread)
+       may still run on a pool worker, inside another kernel's task */
+    float *v = j->slots + (j->threads > 1 ? mrt_thread_index() : 0) * j->slot_floats, *mb = v + 16 * C * NB;
     int64_t vs = C * NB, ms = j->mcap * NB; /* floats between V's (M's) matrices */
     bool avx512 = mrt_cpu_has_avx512f();
     const float *brows[MRT_SGEMM_K_BLOCK];
@@ -299,8 +302,9 @@ void mrt_conv_winograd(const mrt_op_ctx *ctx, const mrt_conv_params *p, const fl
     j.mcap = (M + 7) / 8 * 8 < MC ? (M + 7) / 8 * 8 : MC;
     j.slot_floats = (16 * NB * (C + j.mcap) + 15) / 16 * 16;
     j.slots = ws;
+    j.threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
     if (!packed) { /* the weights' transform, after the threads' slots (mrt_conv_winograd_floats) */
-        float *u = ws + ctx->n_threads * j.slot_floats;
+        float *u = ws + j.threads * j.slot_floats;
         mrt_winograd_pack_weights(w, M, C, u + 16 * j.paf, u);
         packed = u;
     }
@@ -310,7 +314,7 @@ void mrt_conv_winograd(const mrt_op_ctx *ctx, const mrt_conv_params *p, const fl
     /* Sub-blocks are the tasks when there are a few per thread, as many for every thread (the shares are equal
        work); with fewer (a small image: 14x14 has 49 tiles), each thread takes a range of the output channels
        over all of them instead, transforming the whole input itself (C = 256 at 14x14: 1% of the Conv's time). */
-    int64_t T = ctx->n_threads > 1 ? ctx->n_threads : 1, panels = (M + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR;
+    int64_t T = j.threads, panels = (M + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR;
     j.m_split = 1;
     if (T > 1 && p->n * j.n_sb >= 4 * T) {
         if (p->n == 1) j.n_sb = (j.n_sb + T - 1) / T * T;
