@@ -360,84 +360,73 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
     expect_fused_same_bits(stem_chain_model, NULL, &x, &res, 3, "stem: BatchNormalization, Add and Relu");
 }
 
-/* A 1x1 Conv from 20 or 300 channels to 24 (ops_cpu/conv.c reads its B rows in place) -> BatchNormalization ->
-   Add(residual) -> Relu, or -> Sigmoid (an epilogue the tile does not apply in registers: a pass after each strip),
-   on a batch of 2 at 9 x 23 (four full tiles and 15 columns through the GEMM): the same bits as the nodes on their
-   own. */
-static mrt_model *pointwise_chain_model(const void *arg)
+/* A Conv from "x" (m x c x k x k weights, padding k / 2) -> BatchNormalization -> Add(residual "r") -> Relu, or ->
+   Sigmoid -> Add (an epilogue the kernels do not apply in registers: a pass after each block) */
+typedef struct conv_chain {
+    const char *seed;
+    int64_t m, c, k;
+    bool sigmoid;
+} conv_chain;
+
+static mrt_model *conv_chain_model(const void *arg)
 {
-    int variant = *(const int *)arg;
-    bool sigmoid = variant % 2;
+    const conv_chain *cc = arg;
     th_rng rr;
-    mrt_model *m = x_r_model("planner.pointwise_chain.weights", &rr);
+    mrt_model *m = x_r_model(cc->seed, &rr);
     mrt_graph *g = m->graph;
-    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, variant / 2 ? 300 : 20, 1, 1}, -1, 1);
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){cc->m, cc->c, cc->k, cc->k}, -1, 1);
     mrt_graph_set_initializer(g, "w", &w);
     mrt_node *n;
     mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
-    if (sigmoid) {
+    int64_t pad = cc->k / 2;
+    mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){pad, pad, pad, pad});
+    if (cc->sigmoid) {
         mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"h0"}, 1, (const char *[]){"h1"}, &n);
         mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"y"}, &n);
     } else {
-        add_bn_residual_relu(g, &rr, 24, "h0");
+        add_bn_residual_relu(g, &rr, cc->m, "h0");
     }
     mrt_graph_add_output(g, "y", NULL, NULL);
     mrt_tensor_release(&w);
     return m;
 }
 
-Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
-{
-    for (int i = 0; i < 4; i++) { /* i % 2: Sigmoid; i / 2: 300 input channels (two k blocks, added in place) */
-        bool sigmoid = i % 2;
-        th_rng r;
-        th_rng_init(&r, th_seed("planner.pointwise_chain"));
-        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, i / 2 ? 300 : 20, 9, 23}, -1, 1);
-        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 24, 9, 23}, -1, 1);
-        char what[96];
-        snprintf(what, sizeof what, "pointwise from %d channels + %s", i / 2 ? 300 : 20,
-                 sigmoid ? "Sigmoid" : "BatchNormalization, Add, Relu");
-        /* Sigmoid then Add: the chain stops at the activation, so only the Sigmoid joins */
-        expect_fused_same_bits(pointwise_chain_model, &i, &x, &res, sigmoid ? 1 : 3, what);
-    }
-}
-
-/* A 3x3 Conv 20 -> 24 (Winograd's F(2x2, 3x3), ops_cpu/conv_winograd.c) -> BatchNormalization -> Add(residual) ->
-   Relu (applied in the output transform's registers), or -> Sigmoid (a pass over the planes afterwards), on a batch
-   of 2 at 11 x 37 (odd: tiles whose second row and column are dropped): the same bits as the nodes on their own. */
-static mrt_model *winograd_chain_model(const void *arg)
-{
-    bool sigmoid = *(const bool *)arg;
-    th_rng rr;
-    mrt_model *m = x_r_model("planner.winograd_chain.weights", &rr);
-    mrt_graph *g = m->graph;
-    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){24, 20, 3, 3}, -1, 1);
-    mrt_graph_set_initializer(g, "w", &w);
-    mrt_node *n;
-    mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
-    mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    if (sigmoid) {
-        mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"h0"}, 1, (const char *[]){"h1"}, &n);
-        mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"y"}, &n);
-    } else {
-        add_bn_residual_relu(g, &rr, 24, "h0");
-    }
-    mrt_graph_add_output(g, "y", NULL, NULL);
-    mrt_tensor_release(&w);
-    return m;
-}
-
-Test(planner, winograd_conv_chains_fuse_with_the_same_bits)
+/* Conv chains on a batch of 2, the same bits as the nodes on their own (Sigmoid then Add: the chain stops at the
+   activation, so only the Sigmoid joins). seed names the inputs' seed, hw the image. */
+static void expect_conv_chains_same_bits(const conv_chain *base, const char *seed, int64_t h, int64_t w,
+                                         const char *what)
 {
     for (int i = 0; i < 2; i++) {
-        bool sigmoid = i;
+        conv_chain cc = *base;
+        cc.sigmoid = i;
         th_rng r;
-        th_rng_init(&r, th_seed("planner.winograd_chain"));
-        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, 11, 37}, -1, 1);
-        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 24, 11, 37}, -1, 1);
-        expect_fused_same_bits(winograd_chain_model, &sigmoid, &x, &res, sigmoid ? 1 : 3,
-                               sigmoid ? "3x3 Winograd + Sigmoid" : "3x3 Winograd + BatchNormalization, Add, Relu");
+        th_rng_init(&r, th_seed(seed));
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, cc.c, h, w}, -1, 1);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, cc.m, h, w}, -1, 1);
+        char label[128];
+        snprintf(label, sizeof label, "%s from %lld channels + %s", what, (long long)cc.c,
+                 cc.sigmoid ? "Sigmoid" : "BatchNormalization, Add, Relu");
+        expect_fused_same_bits(conv_chain_model, &cc, &x, &res, cc.sigmoid ? 1 : 3, label);
     }
+}
+
+/* A 1x1 Conv from 20 or 300 channels (two k blocks, added in place) to 24: ops_cpu/conv.c reads its B rows in
+   place; at 9 x 23, four full tiles and 15 columns through the GEMM. */
+Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
+{
+    conv_chain narrow = {"planner.pointwise_chain.weights", 24, 20, 1, false}, deep = narrow;
+    deep.c = 300;
+    expect_conv_chains_same_bits(&narrow, "planner.pointwise_chain", 9, 23, "pointwise");
+    expect_conv_chains_same_bits(&deep, "planner.pointwise_chain", 9, 23, "pointwise");
+}
+
+/* A 3x3 Conv 20 -> 24 by Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.c: BatchNormalization, Add and Relu in the
+   output transform's registers, Sigmoid as a pass over the planes), at 11 x 37 (odd: tiles whose second row and
+   column are dropped). */
+Test(planner, winograd_conv_chains_fuse_with_the_same_bits)
+{
+    conv_chain cc = {"planner.winograd_chain.weights", 24, 20, 3, false};
+    expect_conv_chains_same_bits(&cc, "planner.winograd_chain", 11, 37, "3x3 Winograd");
 }
 
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The
