@@ -602,6 +602,7 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
     const pointwise_job *j = arg;
     int64_t K = j->p->c, M = j->p->m, a_rows = (M + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR * MRT_SGEMM_MR;
     const float *brows[MRT_SGEMM_K_BLOCK];
+    int64_t brows_k0 = -1; /* the k block brows points at (set once when there is one) */
     for (int64_t t = t0; t < t1; t++) {
         int64_t s = t % j->n_strips, m_lo = t / j->n_strips * j->m_chunk, m_hi = m_lo + j->m_chunk < M ? m_lo + j->m_chunk : M;
         int64_t c0 = s * PW_STRIP, c1 = c0 + PW_STRIP < j->full ? c0 + PW_STRIP : j->full;
@@ -612,7 +613,9 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
                 for (int64_t k0 = 0; k0 < K; k0 += MRT_SGEMM_K_BLOCK) { /* the GEMM's k blocks, summed in order */
                     int64_t kc = K - k0 < MRT_SGEMM_K_BLOCK ? K - k0 : MRT_SGEMM_K_BLOCK;
                     bool last = k0 + kc == K;
-                    for (int64_t kk = 0; kk < kc; kk++) brows[kk] = j->x + (k0 + kk) * j->hw;
+                    if (brows_k0 != k0)
+                        for (int64_t kk = 0; kk < kc; kk++) brows[kk] = j->x + (k0 + kk) * j->hw;
+                    brows_k0 = k0;
                     bool done = mrt_sgemm_tile_rows(kc, j->a + k0 * a_rows + m0 * kc, brows, c, j->y + m0 * j->hw + c,
                                                     j->hw, k0 > 0, mr, MRT_SGEMM_NR, last && j->bias ? j->bias + m0 : NULL,
                                                     last ? j->ep : NULL, m0, j->at0 + m0 * j->hw + c);
