@@ -2,11 +2,13 @@
  * sweeps through the engine (one-node models, the same code path as a real model) reporting GFLOP/s or GB/s
  * next to that peak.
  *
- *   minirt_kernels [--threads N] [--min-time S] [--filter SUBSTRING] [--json FILE]
+ *   minirt_kernels [--threads N] [--min-time S] [--filter SUBSTRING] [--json FILE] [--no-winograd]
  *
  * Each case: two warm-up runs, then runs until at least --min-time seconds (default 0.3) and 5 runs; the
  * median is reported. Shapes are the layers that dominate the bundled model families (ResNet-18 and
- * MobileNetV2 convolutions, Transformer-sized GEMMs and norms). */
+ * MobileNetV2 convolutions, Transformer-sized GEMMs and norms). GFLOP/s count a convolution's direct
+ * multiply-adds, so 3x3 stride-1 layers computed by Winograd's F(2x2, 3x3) (fewer of them) can exceed the probe;
+ * --no-winograd runs them on the GEMM. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -263,7 +265,7 @@ static float next_uniform(void)
 }
 
 /* Median seconds of one run of the case, or NAN with the error printed. */
-static double run_case(const kcase *k, int threads, double min_time)
+static double run_case(const kcase *k, int threads, bool no_winograd, double min_time)
 {
     mrt_model *m = mrt_model_new();
     double result = NAN;
@@ -294,6 +296,7 @@ static double run_case(const kcase *k, int threads, double min_time)
     if (!st) st = mrt_graph_add_output(m->graph, "y", NULL, NULL);
     mrt_session_options opt = mrt_session_options_default();
     opt.n_threads = threads;
+    opt.no_winograd = no_winograd;
     if (!st) st = mrt_session_new(m, &opt, &s);
     for (int w = 0; !st && w < 2; w++) st = mrt_session_run(s, n_feed, feed, vals);
     double times[4096];
@@ -327,13 +330,16 @@ int main(int argc, char **argv)
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     double min_time = 0.3;
     const char *filter = NULL, *json = NULL;
+    bool no_winograd = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) min_time = atof(argv[++i]);
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--no-winograd")) no_winograd = true;
         else {
-            fprintf(stderr, "usage: minirt_kernels [--threads N] [--min-time S] [--filter SUBSTRING] [--json FILE]\n");
+            fprintf(stderr, "usage: minirt_kernels [--threads N] [--min-time S] [--filter SUBSTRING] [--json FILE] "
+                            "[--no-winograd]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
     }
@@ -358,7 +364,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const kcase *k = &cases[i];
         if (filter && !strstr(k->name, filter)) continue;
-        double sec = run_case(k, threads, min_time);
+        double sec = run_case(k, threads, no_winograd, min_time);
         double rate = k->work / sec / 1e9, share = k->unit == UNIT_GFLOPS ? rate / peak : rate / bw;
         printf("%-40s %10.3f %7.1f %-4s %8.1f%%\n", k->name, sec * 1e3, rate, k->unit == UNIT_GFLOPS ? "GF/s" : "GB/s",
                100 * share);
