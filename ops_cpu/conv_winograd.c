@@ -27,6 +27,17 @@ enum { NB = MRT_WINOGRAD_TILES, MC = MRT_WINOGRAD_MC };
 
 int64_t mrt_winograd_packed_floats(int64_t m, int64_t c) { return 16 * mrt_sgemm_packed_a_floats(m, c); }
 
+int64_t mrt_winograd_pass_channels(int64_t m)
+{
+    int64_t panels = (m + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR * MRT_SGEMM_MR;
+    return panels < MC ? panels : MC;
+}
+
+int64_t mrt_winograd_slot_floats(int64_t m, int64_t c)
+{
+    return (16 * NB * (c + mrt_winograd_pass_channels(m)) + 15) / 16 * 16;
+}
+
 void mrt_winograd_pack_weights(const float *w, int64_t m, int64_t c, float *tmp, float *dst)
 {
     int64_t paf = mrt_sgemm_packed_a_floats(m, c);
@@ -299,8 +310,8 @@ void mrt_conv_winograd(const mrt_op_ctx *ctx, const mrt_conv_params *p, const fl
     int64_t th = (OH + 1) / 2, tw = (OW + 1) / 2;
     wg_job j = {.p = p, .x = x, .bias = bias, .y = y, .ep = ctx->epilogue, .tw = tw, .tiles = th * tw,
                 .paf = mrt_sgemm_packed_a_floats(M, C), .a_rows = (M + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR * MRT_SGEMM_MR};
-    j.mcap = (M + 7) / 8 * 8 < MC ? (M + 7) / 8 * 8 : MC;
-    j.slot_floats = (16 * NB * (C + j.mcap) + 15) / 16 * 16;
+    j.mcap = mrt_winograd_pass_channels(M);
+    j.slot_floats = mrt_winograd_slot_floats(M, C);
     j.slots = ws;
     j.threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
     if (!packed) { /* the weights' transform, after the threads' slots (mrt_conv_winograd_floats) */

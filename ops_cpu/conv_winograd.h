@@ -32,6 +32,12 @@ enum {
 /* Floats of an [m, c, 3, 3] weight's transform packed for the GEMM: 16 packed A matrices of m x c. */
 int64_t mrt_winograd_packed_floats(int64_t m, int64_t c);
 
+/* Output channels per pass over a panel (MRT_WINOGRAD_MC, or m rounded up to the GEMM's 8-row panels when fewer),
+   and the floats of one thread's scratch slot: V (16 x c x 48) then M (16 x that many x 48), 64-byte aligned. The
+   workspace rule (engine/opdef/conv.c) and the kernel both size with these. */
+int64_t mrt_winograd_pass_channels(int64_t m);
+int64_t mrt_winograd_slot_floats(int64_t m, int64_t c);
+
 /* Transforms and packs w ([m, c, 3, 3] float32) into dst (mrt_winograd_packed_floats floats); tmp: m * c floats. */
 void mrt_winograd_pack_weights(const float *w, int64_t m, int64_t c, float *tmp, float *dst);
 

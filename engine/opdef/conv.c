@@ -375,10 +375,7 @@ int64_t mrt_conv_winograd_floats(const mrt_conv_params *p, mrt_dtype dt, bool w_
        (16 against 18) no faster, 4x4 1.9x slower (its transformed weights, 16/9 as many, are read for 4 tiles). */
     int64_t tiles = (w->out[0] + 1) / 2 * ((w->out[1] + 1) / 2);
     if (4 * 16 * ((tiles + 15) / 16) > 3 * 9 * ((w->out[0] * w->out[1] + 15) / 16)) return 0;
-    /* per thread: V (16 x C x 48) and M (16 x up to 64 output channels x 48), 64-byte aligned (conv_winograd.c) */
-    int64_t mcap = (p->m + 7) / 8 * 8 < MRT_WINOGRAD_MC ? (p->m + 7) / 8 * 8 : MRT_WINOGRAD_MC;
-    int64_t slot = (16 * MRT_WINOGRAD_TILES * (p->c + mcap) + 15) / 16 * 16;
-    int64_t floats = (n_threads > 1 ? n_threads : 1) * slot;
+    int64_t floats = (n_threads > 1 ? n_threads : 1) * mrt_winograd_slot_floats(p->m, p->c); /* a slot per thread */
     if (!w_packed) floats += mrt_winograd_packed_floats(p->m, p->c) + p->m * p->c; /* W's transform, at run time */
     return floats;
 }
