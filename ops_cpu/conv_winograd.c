@@ -166,7 +166,7 @@ __attribute__((target("avx512f"))) static void input_tiles16(const wg_job *j, co
 }
 
 /* n <= 32 outputs of one output row from lanes lo (tiles 0-7) and hi (8-15), interleaved as columns, at flat index
-   at of channel ch: + bias, the epilogue in registers (the formulas of mrt_reg_epilogue), stored */
+   at of channel ch: + bias, the epilogue in registers (mrt_reg_epilogue16), stored */
 __attribute__((target("avx512f"))) static void store_row32(const wg_job *j, __m512 y0, __m512 y1, int n, const float *bias,
                                                            int64_t ch, int64_t at, float *dst)
 {
@@ -180,11 +180,9 @@ __attribute__((target("avx512f"))) static void store_row32(const wg_job *j, __m5
         if (!k) break;
         __m512 v = bias ? _mm512_add_ps(r[h], _mm512_set1_ps(*bias)) : r[h];
         if (ep) {
-            if (re.bn) /* mrt_bn_apply_f32 */
-                v = _mm512_add_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(re.bn->a_hi), _mm512_set1_ps(re.bn->b_hi)),
-                                  _mm512_fmadd_ps(v, _mm512_set1_ps(re.bn->a_lo), _mm512_set1_ps(re.bn->b_lo)));
-            if (re.other) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, re.other + 16 * h));
-            v = _mm512_min_ps(_mm512_set1_ps(re.hi), _mm512_max_ps(_mm512_set1_ps(re.lo), v));
+            mrt_bn_coef bn = re.bn ? *re.bn : (mrt_bn_coef){0};
+            v = mrt_reg_epilogue16(&re, v, _mm512_set1_ps(bn.a_hi), _mm512_set1_ps(bn.a_lo), _mm512_set1_ps(bn.b_hi),
+                                   _mm512_set1_ps(bn.b_lo), 16 * h, k, _mm512_set1_ps(re.lo), _mm512_set1_ps(re.hi));
         }
         _mm512_mask_storeu_ps(dst + 16 * h, k, v);
     }

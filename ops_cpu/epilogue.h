@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "engine/epilogue.h"
+#include "ops_cpu/simd.h"
 
 /* y[0..n) holds results of channel c starting at flat output index `at` (the index of y[0] in the output tensor,
    which locates the residual operand of an ADD). NULL or empty epilogue: nothing to do. */
@@ -46,3 +47,18 @@ static inline bool mrt_reg_epilogue_of(const mrt_epilogue *ep, int64_t channel0,
     }
     return k == ep->n_ops;
 }
+
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+/* re's ops on 16 results r, the one place their formulas are written in registers (the GEMM's tile and Winograd's
+   output transform call it): with re->bn, BatchNormalization (mrt_bn_apply_f32) by the channel's coefficients,
+   which the caller broadcasts (a tile hoists them out of its columns); + the residual at re->other + at (lanes
+   outside k read 0); then max(lo, r) and min(hi, r) (see above), lo and hi broadcast by the caller too. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+mrt_reg_epilogue16(const mrt_reg_epilogue *re, __m512 r, __m512 a_hi, __m512 a_lo, __m512 b_hi, __m512 b_lo,
+                   int64_t at, __mmask16 k, __m512 lo, __m512 hi)
+{
+    if (re->bn) r = _mm512_add_ps(_mm512_fmadd_ps(r, a_hi, b_hi), _mm512_fmadd_ps(r, a_lo, b_lo));
+    if (re->other) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(k, re->other + at));
+    return _mm512_min_ps(hi, _mm512_max_ps(lo, r));
+}
+#endif

@@ -226,12 +226,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
             __m512 r = load ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v), acc[i][v])       \
                             : acc[i][v];                                                                           \
             r = bias ? _mm512_add_ps(r, _mm512_set1_ps(bias[i])) : r;                                              \
-            if (te) {                                                                                              \
-                if (te->bn) /* mrt_bn_apply_f32 */                                                                 \
-                    r = _mm512_add_ps(_mm512_fmadd_ps(r, ahi, bhi), _mm512_fmadd_ps(r, alo, blo));                 \
-                if (te->other) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mask[v], te->other + i * ldc + 16 * v)); \
-                r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));                                                       \
-            }                                                                                                      \
+            if (te) r = mrt_reg_epilogue16(te, r, ahi, alo, bhi, blo, i * ldc + 16 * v, mask[v], lo, hi);          \
             _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                               \
         }                                                                                                          \
     }
