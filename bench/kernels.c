@@ -2,13 +2,13 @@
  * sweeps through the engine (one-node models, the same code path as a real model) reporting GFLOP/s or GB/s
  * next to that peak.
  *
- *   minirt_kernels [--threads N] [--min-time S] [--filter SUBSTRING] [--json FILE] [--no-winograd]
+ *   minirt_kernels [--threads N] [--min-time S] [--filter SUBSTRING] [--json FILE] [--no-winograd] [--cold]
  *
  * Each case: two warm-up runs, then runs until at least --min-time seconds (default 0.3) and 5 runs; the
  * median is reported. Shapes are the layers that dominate the bundled model families (ResNet-18 and
  * MobileNetV2 convolutions, Transformer-sized GEMMs and norms). GFLOP/s count a convolution's direct
  * multiply-adds, so 3x3 stride-1 layers computed by Winograd's F(2x2, 3x3) (fewer of them) can exceed the probe;
- * --no-winograd runs them on the GEMM. */
+ * --no-winograd runs them on the GEMM. --cold evicts the caches before each run (see evict_caches). */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -265,6 +265,22 @@ static float next_uniform(void)
 }
 
 /* Median seconds of one run of the case, or NAN with the error printed. */
+/* --cold: before each timed run, write this many bytes (twice the 32 MiB L3 here), then read the case's inputs
+   again: the conditions of a layer inside a large model, whose input the previous node has just written while its
+   output buffer and weights were last touched one inference ago, with megabytes of other weights read since */
+enum { COLD_BYTES = 64 << 20 };
+static char *cold_buf;
+
+static void evict_caches(int n, const mrt_value *inputs)
+{
+    for (size_t i = 0; i < COLD_BYTES; i += 64) cold_buf[i] = (char)i;
+    volatile float sink = 0;
+    for (int v = 0; v < n; v++) {
+        const float *x = inputs[v].tensor.data;
+        for (int64_t i = 0, e = mrt_tensor_numel(&inputs[v].tensor); i < e; i += 16) sink += x[i];
+    }
+}
+
 static double run_case(const kcase *k, int threads, bool no_winograd, double min_time)
 {
     mrt_model *m = mrt_model_new();
@@ -303,6 +319,7 @@ static double run_case(const kcase *k, int threads, bool no_winograd, double min
     int n = 0;
     double t0 = now_s();
     while (!st && n < 4096 && (n < 5 || now_s() - t0 < min_time)) {
+        if (cold_buf) evict_caches(n_feed, vals);
         double r0 = now_s();
         st = mrt_session_run(s, n_feed, feed, vals);
         times[n++] = now_s() - r0;
@@ -330,22 +347,27 @@ int main(int argc, char **argv)
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     double min_time = 0.3;
     const char *filter = NULL, *json = NULL;
-    bool no_winograd = false;
+    bool no_winograd = false, cold = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) min_time = atof(argv[++i]);
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "--no-winograd")) no_winograd = true;
+        else if (!strcmp(argv[i], "--cold")) cold = true;
         else {
             fprintf(stderr, "usage: minirt_kernels [--threads N] [--min-time S] [--filter SUBSTRING] [--json FILE] "
-                            "[--no-winograd]\n");
+                            "[--no-winograd] [--cold]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
     }
     if (threads < 1 || threads > 64) {
         fprintf(stderr, "minirt_kernels: --threads must be 1..64\n");
         return 2;
+    }
+    if (cold && !(cold_buf = malloc(COLD_BYTES))) {
+        fprintf(stderr, "minirt_kernels: out of memory (--cold)\n");
+        return 1;
     }
     double peak = fma_peak(threads), peak1 = threads > 1 ? fma_peak(1) : peak, bw = triad_bandwidth(threads);
     printf("machine: %d threads, FMA probe (%s) %.1f GFLOP/s (%.1f on one thread), STREAM triad %.1f GB/s, BLAS %s\n",
@@ -357,8 +379,10 @@ int main(int argc, char **argv)
     }
     if (jf)
         fprintf(jf, "{\"threads\": %d, \"fma_isa\": \"%s\", \"fma_gflops\": %.3f, \"fma_gflops_1thread\": %.3f, "
-                    "\"triad_gbs\": %.3f, \"blas_core\": \"%s\", \"cases\": [",
-                threads, fma_isa(), peak, peak1, bw, mrt_blas_core_name());
+                    "\"triad_gbs\": %.3f, \"blas_core\": \"%s\", \"no_winograd\": %s, \"cold\": %s, \"cases\": [",
+                threads, fma_isa(), peak, peak1, bw, mrt_blas_core_name(), no_winograd ? "true" : "false",
+                cold ? "true" : "false");
+    if (cold) printf("cold: caches evicted before each run (the case's inputs read again)\n");
     printf("\n%-40s %10s %12s %9s\n", "case", "median ms", "rate", "of peak");
     int shown = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
