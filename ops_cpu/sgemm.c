@@ -39,7 +39,27 @@ static int64_t chunk_cols(int64_t panels, int64_t max_cols)
 }
 
 /* A wide-mode task's block of packed B: up to K_BLOCK rows of a strip. */
-static int64_t slot_floats(int64_t k) { return min64(k, K_BLOCK) * STRIP; }
+/* Wide mode's column strips. A strip's packed B block holds at most K_BLOCK x STRIP floats (192 KiB, in L2), so a
+   product with a short k gets wider strips: up to 64 panels when k <= 16. Long strips let each C row be written
+   in long runs, a panel (MR rows) at a time; when C is not in cache (a large model's early layers, whose output
+   buffers were last touched one inference ago), short runs across all rows were more streams than the hardware
+   prefetchers follow (minirt_kernels --cold, MobileNetV2's 16->96 1x1 at 112x112: 0.69 -> 0.51 ms).
+   At least four strips per thread where there are enough panels (a 28x28 image on two threads: 8 strips of 2
+   or 3 panels balance better than 5 of 4), as many for every thread, and the panels dealt out evenly, so that
+   each thread's share of the strips (threadpool.h) is the same work (a 56x56 image has 66 panels: 17 strips of
+   4 and one of 2 left one thread 9 strips to the other's 8; 18 strips of 3 or 4 make 33 panels each). */
+static int64_t wide_strips(int64_t n, int64_t k, int threads)
+{
+    int64_t panels = ceil_div(n, NR), strips = ceil_div(panels, (STRIP / NR) * K_BLOCK / min64(k, K_BLOCK));
+    if (strips < 4 * (int64_t)threads) strips = min64(panels, 4 * (int64_t)threads);
+    return min64(panels, ceil_div(strips, threads) * threads);
+}
+
+/* a thread's packed B block: its k block by the widest strip (strip t has panels [panels t / strips, ...)) */
+static int64_t slot_floats(int64_t n, int64_t k, int threads)
+{
+    return min64(k, K_BLOCK) * ceil_div(ceil_div(n, NR), wide_strips(n, k, threads)) * NR;
+}
 
 int64_t mrt_sgemm_packed_a_floats(int64_t m, int64_t k) { return align16(ceil_div(m, MR) * MR * k); }
 int64_t mrt_sgemm_packed_b_floats(int64_t k, int64_t n) { return align16(ceil_div(n, NR) * NR * k); }
@@ -343,7 +363,7 @@ typedef struct sgemm_job {
     const mrt_sgemm_b *b;
     const float *bp;        /* packed B (shared mode) */
     const mrt_sgemm_out *out;
-    float *slots;           /* wide mode: one K_BLOCK x STRIP block per thread */
+    float *slots;           /* wide mode: one slot_floats block per thread */
     int64_t row_chunk, col_chunk, n_col_chunks;
     int64_t panels, strips;  /* wide mode: strip t covers panels [panels t / strips, panels (t + 1) / strips) */
     int threads;            /* the count the scratch was sized for */
@@ -497,7 +517,7 @@ static void wide_tasks(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
     /* a serial call (threads == 1) may still run on a pool worker, inside another kernel's task */
-    float *slot = jb->slots + (jb->threads > 1 ? (int64_t)mrt_thread_index() : 0) * slot_floats(jb->k);
+    float *slot = jb->slots + (jb->threads > 1 ? (int64_t)mrt_thread_index() : 0) * slot_floats(jb->n, jb->k, jb->threads);
     for (int64_t t = t0; t < t1; t++) {
         int64_t j0 = jb->panels * t / jb->strips * NR, j1 = min64(jb->n, jb->panels * (t + 1) / jb->strips * NR);
         for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
@@ -595,7 +615,7 @@ static bool private_b(int64_t k, int64_t n, int n_threads)
 int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed, int n_threads)
 {
     int64_t f = a_packed ? 0 : mrt_sgemm_packed_a_floats(m, k);
-    if (use_wide(n, b_packed, n_threads)) f += (int64_t)(n_threads > 1 ? n_threads : 1) * slot_floats(k);
+    if (use_wide(n, b_packed, n_threads)) f += (int64_t)(n_threads > 1 ? n_threads : 1) * slot_floats(n, k, n_threads > 1 ? n_threads : 1);
     else if (!b_packed) f += mrt_sgemm_packed_b_floats(k, n) * (private_b(k, n, n_threads) ? n_threads : 1);
     return f;
 }
@@ -635,17 +655,9 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     }
     if (use_wide(n, b->packed != NULL, threads)) {
         jb.slots = next;
-        /* strips of up to STRIP columns, at least four per thread where there are enough panels (a 28x28 image
-           on two threads: 8 strips of 2 or 3 panels balance better than 5 of 4), as many for every thread, and
-           the panels dealt out evenly, so that each thread's share of the strips (threadpool.h) is the same work
-           (a 56x56 image has 66 panels: 17 strips of 4 and one of 2 left one thread 9 strips to the other's 8;
-           18 strips of 3 or 4 make 33 panels each) */
-        int64_t panels = ceil_div(n, NR), strips = ceil_div(panels, STRIP / NR);
-        if (strips < 4 * (int64_t)threads) strips = min64(panels, 4 * (int64_t)threads);
-        strips = min64(panels, ceil_div(strips, threads) * threads);
-        jb.panels = panels;
-        jb.strips = strips;
-        mrt_parallel_for(ctx, strips, 1, wide_tasks, &jb);
+        jb.panels = ceil_div(n, NR);
+        jb.strips = wide_strips(n, k, threads);
+        mrt_parallel_for(ctx, jb.strips, 1, wide_tasks, &jb);
         return;
     }
     jb.b_stride = NR;
