@@ -23,6 +23,7 @@ typedef struct conv_case {
     bool bias, kernel_attr;
     mrt_dtype dt;
     int opset;
+    int threads; /* 0: the session's default */
 } conv_case;
 
 /* The float32 GEMM's chains (ops_cpu/sgemm.h), written out for a 2-D group-1 Conv: over k = (c, kh, kw) in order
@@ -91,7 +92,9 @@ static void run_conv(th_rng *r, const conv_case *cc, const char *label)
     if (strcmp(cc->auto_pad, "NOTSET") == 0) th_attr_ints(c, "pads", 2 * cc->nsp, cc->pads);
     else th_attr_string(c, "auto_pad", cc->auto_pad);
     mrt_tensor y;
-    mrt_status st = th_run(c, 1, &y);
+    mrt_session_options opt = mrt_session_options_default();
+    opt.n_threads = cc->threads;
+    mrt_status st = th_run_opt(c, &opt, 1, &y);
     cr_assert_eq(st, MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
     double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = th_alloc_f64(th_numel(rank, ys));
     lr_conv(&g, cc->n, cc->c, cc->m, cc->group, xd, wd, cc->bias ? bd : NULL, ed);
@@ -426,6 +429,31 @@ Test(linear, conv_pointwise_and_halves)
     run_conv(&r, &se, "squeeze-excite 1x1 on 1x1");
     se.dt = MRT_DTYPE_DOUBLE;
     run_conv(&r, &se, "squeeze-excite 1x1 on 1x1, double");
+}
+
+/* Images large enough for the paths' long loops, on 1 and 2 threads, against the GEMM's chains bit for bit: a 1x1
+   with a short k on the packed GEMM (strips of many panels), a 1x1 read in place (strips of up to 1536 columns
+   for k = 32, a partial last strip and a tail), and stems on the rows path (blocks of 16 output rows, the last one
+   partial; 20 output channels: a partial panel) */
+Test(linear, conv_large_images)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_large_images"));
+    const conv_case cases[] = {
+        {2, 1, 16, 96, 1, {72, 72}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 32, 16, 1, {47, 81}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 3, 32, 1, {70, 66}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 2, 3, 20, 1, {61, 60}, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}, "NOTSET", false, false, MRT_DTYPE_FLOAT, 22, 0},
+    };
+    for (int threads = 1; threads <= 2; threads++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            conv_case cc = cases[i];
+            cc.threads = threads;
+            char label[96];
+            snprintf(label, sizeof label, "%lldx%lld, c %lld m %lld, kernel %lld, %d threads", (long long)cc.in[0],
+                     (long long)cc.in[1], (long long)cc.c, (long long)cc.m, (long long)cc.k[0], threads);
+            run_conv(&r, &cc, label);
+        }
 }
 
 Test(linear, conv_empty_batch)
