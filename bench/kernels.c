@@ -221,6 +221,8 @@ static const kcase cases[] = {
     CONV("conv depthwise 3x3 144 56", 1, 144, 56, 56, 144, 3, 1, 1, 144),
     CONV("conv depthwise 3x3 576 14", 1, 576, 14, 14, 576, 3, 1, 1, 576),
     CONV("conv depthwise 3x3/2 96 112", 1, 96, 112, 112, 96, 3, 2, 1, 96),
+    CONV("conv depthwise 3x3/2 144 56", 1, 144, 56, 56, 144, 3, 2, 1, 144),
+    CONV("conv depthwise 3x3/2 192 28", 1, 192, 28, 28, 192, 3, 2, 1, 192),
     CONV("conv depthwise 5x5 672 14", 1, 672, 14, 14, 672, 5, 1, 2, 672),
     CONV("conv depthwise 5x5 240 28", 1, 240, 28, 28, 240, 5, 1, 2, 240),
     CONV("conv depthwise 5x5/2 144 56", 1, 144, 56, 56, 144, 5, 2, 2, 144),
