@@ -104,6 +104,7 @@ static void run_dw(th_rng *r, mrt_threadpool *tp, const dw_case *dc, int64_t nan
     mrt_op_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.pool = tp;
+    ctx.n_threads = mrt_threadpool_threads(tp); /* as the engine sets it: a kernel may size its split by it */
     const float *bp = dc->bias ? b.data : NULL;
     mrt_depthwise2d_f32(NULL, &p, x.data, w.data, bp, y1.data, NULL);
     mrt_depthwise2d_f32(&ctx, &p, x.data, w.data, bp, y2.data, NULL);
@@ -268,6 +269,7 @@ static void check_epilogue(th_rng *r, mrt_threadpool *tp, const dw_case *dc, con
     mrt_op_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.pool = tp;
+    ctx.n_threads = mrt_threadpool_threads(tp); /* as the engine sets it: a kernel may size its split by it */
     mrt_depthwise2d_f32(NULL, &p, x.data, w.data, b.data, y1.data, &ep);
     mrt_depthwise2d_f32(&ctx, &p, x.data, w.data, b.data, y2.data, &ep);
     cr_assert(memcmp(y0.data, y1.data, (size_t)yn * sizeof(float)) == 0, "%s: fused != unfused", label);
