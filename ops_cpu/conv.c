@@ -597,7 +597,12 @@ static mrt_status conv_rows(mrt_op_ctx *ctx, const mrt_conv_params *p, int64_t r
    a product with few output channels does not amortise. Here every full 48-column tile reads its B rows straight
    from the channel planes (mrt_sgemm_tile_rows, the chains the GEMM computes for each k block, added in order, so
    the same bits); the columns after the last full tile go through the GEMM. */
-enum { PW_STRIP_FLOATS = MRT_SGEMM_K_BLOCK * 4 * MRT_SGEMM_NR, PW_ROWS_MAX_M = 64, PW_ROWS_SMALL_HW = 1024, PW_ROWS_SMALL_MAX_M = 96 };
+enum {
+    PW_STRIP_FLOATS = MRT_SGEMM_K_BLOCK * 4 * MRT_SGEMM_NR, /* a large plane's strip: its k rows' floats, at most */
+    PW_ROWS_MAX_M = 64,
+    PW_ROWS_SMALL_HW = 1024,
+    PW_ROWS_SMALL_MAX_M = 96
+};
 typedef struct pointwise_job {
     const mrt_conv_params *p;
     const float *x, *a, *bias;

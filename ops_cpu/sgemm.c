@@ -38,12 +38,11 @@ static int64_t chunk_cols(int64_t panels, int64_t max_cols)
     return NR * (panels < 1 ? 1 : panels > max_cols / NR ? max_cols / NR : panels);
 }
 
-/* A wide-mode task's block of packed B: up to K_BLOCK rows of a strip. */
 /* Wide mode's column strips. A strip's packed B block holds at most K_BLOCK x STRIP floats (192 KiB, in L2), so a
    product with a short k gets wider strips: up to 64 panels when k <= 16. Long strips let each C row be written
    in long runs, a panel (MR rows) at a time; when C is not in cache (a large model's early layers, whose output
    buffers were last touched one inference ago), short runs across all rows were more streams than the hardware
-   prefetchers follow (minirt_kernels --cold, MobileNetV2's 16->96 1x1 at 112x112: 0.69 -> 0.51 ms).
+   prefetchers follow (minirt_kernels --cold, MobileNetV2's 16->96 1x1 at 112x112: 0.68-0.72 -> 0.51-0.54 ms).
    At least four strips per thread where there are enough panels (a 28x28 image on two threads: 8 strips of 2
    or 3 panels balance better than 5 of 4), as many for every thread, and the panels dealt out evenly, so that
    each thread's share of the strips (threadpool.h) is the same work (a 56x56 image has 66 panels: 17 strips of
