@@ -49,7 +49,8 @@ static int64_t chunk_cols(int64_t panels, int64_t max_cols)
    4 and one of 2 left one thread 9 strips to the other's 8; 18 strips of 3 or 4 make 33 panels each). */
 static int64_t wide_strips(int64_t n, int64_t k, int threads)
 {
-    int64_t panels = ceil_div(n, NR), strips = ceil_div(panels, (STRIP / NR) * K_BLOCK / min64(k, K_BLOCK));
+    int64_t kb = k < 1 ? 1 : min64(k, K_BLOCK); /* k = 0 (a Conv from no channels) still sizes a workspace */
+    int64_t panels = ceil_div(n, NR), strips = ceil_div(panels, (STRIP / NR) * K_BLOCK / kb);
     if (strips < 4 * (int64_t)threads) strips = min64(panels, 4 * (int64_t)threads);
     return min64(panels, ceil_div(strips, threads) * threads);
 }

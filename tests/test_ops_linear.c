@@ -225,13 +225,15 @@ Test(linear, conv_pointwise_in_place_rows)
                      (long long)cm[j][0], (long long)cm[j][1]);
             run_conv(&r, &cc, label);
         }
-    /* no output channels (once a division by zero in the in-place path), and no input channels: zeros */
+    /* no output channels (once a division by zero in the in-place path), and no input channels: zeros; on 1 thread
+       too, where 207 columns take the GEMM's wide mode (whose strip width once divided by k = 0) */
     static const int64_t empty[][2] = {{16, 0}, {0, 8}};
-    for (int i = 0; i < 2; i++) {
-        conv_case cc = {2, 2, empty[i][0], empty[i][1], 1, {9, 23}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", false, false,
-                        MRT_DTYPE_FLOAT, 22};
-        run_conv(&r, &cc, i == 0 ? "pointwise to 0 channels" : "pointwise from 0 channels");
-    }
+    for (int threads = 1; threads <= 2; threads++)
+        for (int i = 0; i < 2; i++) {
+            conv_case cc = {2, 2, empty[i][0], empty[i][1], 1, {9, 23}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", false,
+                            false, MRT_DTYPE_FLOAT, 22, threads};
+            run_conv(&r, &cc, i == 0 ? "pointwise to 0 channels" : "pointwise from 0 channels");
+        }
 }
 
 /* ---- 3x3 stride-1 Convs by Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.h) */
