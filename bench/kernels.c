@@ -269,7 +269,6 @@ static float next_uniform(void)
     return (float)(rng_state >> 40) / (float)(1 << 24) * 2.0f - 1.0f;
 }
 
-/* Median seconds of one run of the case, or NAN with the error printed. */
 /* --cold: before each timed run, write this many bytes (twice the 32 MiB L3 here), then read the case's inputs
    again: the conditions of a layer inside a large model, whose input the previous node has just written while its
    output buffer and weights were last touched one inference ago, with megabytes of other weights read since */
@@ -279,13 +278,14 @@ static char *cold_buf;
 static void evict_caches(int n, const mrt_value *inputs)
 {
     for (size_t i = 0; i < COLD_BYTES; i += 64) cold_buf[i] = (char)i;
-    volatile float sink = 0;
-    for (int v = 0; v < n; v++) {
-        const float *x = inputs[v].tensor.data;
-        for (int64_t i = 0, e = mrt_tensor_numel(&inputs[v].tensor); i < e; i += 16) sink += x[i];
+    volatile char sink = 0;
+    for (int v = 0; v < n; v++) { /* a byte of every cache line */
+        const char *x = inputs[v].tensor.data;
+        for (size_t i = 0, e = mrt_tensor_nbytes(&inputs[v].tensor); i < e; i += 64) sink += x[i];
     }
 }
 
+/* Median seconds of one run of the case, or NAN with the error printed. */
 static double run_case(const kcase *k, int threads, bool no_winograd, double min_time)
 {
     mrt_model *m = mrt_model_new();
