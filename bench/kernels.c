@@ -205,6 +205,7 @@ static const kcase cases[] = {
     GEMM("gemm transformer qkv 64x768x256", 64, 768, 256),
     GEMM("gemm transformer ffn 64x1024x256", 64, 1024, 256),
     GEMM("gemm transformer ffn2 64x256x1024", 64, 256, 1024),
+    GEMM("gemm classifier 1x1000x1280", 1, 1000, 1280), /* a batch-1 classifier head (MobileNetV2, EfficientNet) */
     CONV("conv resnet stem 7x7/2 3->64 224", 1, 3, 224, 224, 64, 7, 2, 3, 1),
     CONV("conv resnet 3x3 64->64 56", 1, 64, 56, 56, 64, 3, 1, 1, 1),
     CONV("conv resnet 3x3 128->128 28", 1, 128, 28, 28, 128, 3, 1, 1, 1),

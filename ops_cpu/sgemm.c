@@ -1,5 +1,6 @@
 /* minirt's float32 GEMM (see sgemm.h): packed panels, an 8 x 48 AVX-512 register tile (24 accumulators, one
- * broadcast of A and three vectors of B per k; narrower for a panel's last columns), loops with fmaf() elsewhere,
+ * broadcast of A and three vectors of B per k; narrower for a panel's last columns, one row's chains alone for a
+ * panel of one row), loops with fmaf() elsewhere,
  * rows-as-lanes loops for products and panel tails of at most four columns, and two ways to share the work:
  *  - wide B (many columns): each task owns a strip of up to 192 columns of C and all its rows, and packs the
  *    strip's B block by block into its own scratch (for a Conv this is im2col, done in cache instead of through
@@ -213,12 +214,13 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
 
 #ifdef MRT_HAVE_AVX512_INTRINSICS
 /* The tile's body: NV vectors of 16 columns (the full tile is NV = 3; a panel's last columns use the narrowest tile
-   that covers them: a 7x7 image has 49 columns, 48 + 1), B's row kk at BROW (packed, or read in place). */
-#define TILE_AVX512_BODY(NV, BROW)                                                                                 \
-    __m512 acc[MR][NV];                                                                                            \
+   that covers them: a 7x7 image has 49 columns, 48 + 1), B's row kk at BROW (packed, or read in place), the chains
+   of the panel's first ROWS rows (MR, or 1 for a product of one row). */
+#define TILE_AVX512_BODY(NV, BROW, ROWS)                                                                           \
+    __m512 acc[ROWS][NV];                                                                                          \
     __mmask16 mask[NV];                                                                                            \
     for (int v = 0; v < NV; v++) mask[v] = mrt_mask16_first(nr - 16 * v);                                          \
-    for (int i = 0; i < MR; i++)                                                                                   \
+    for (int i = 0; i < ROWS; i++)                                                                                 \
         for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                              \
     if (load) /* C is added after the k loop: have it in L1 by then */                                            \
         for (int i = 0; i < mr; i++)                                                                               \
@@ -227,7 +229,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         const float *bk = (BROW);                                                                                  \
         __m512 bv[NV];                                                                                             \
         for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(bk + 16 * v);                                        \
-        for (int i = 0; i < MR; i++) {                                                                             \
+        for (int i = 0; i < ROWS; i++) {                                                                           \
             __m512 ai = _mm512_set1_ps(a[i]);                                                                      \
             for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                        \
         }                                                                                                          \
@@ -235,7 +237,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
     /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC        \
        spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */          \
     __m512 lo = _mm512_set1_ps(te ? te->lo : 0.0f), hi = _mm512_set1_ps(te ? te->hi : 0.0f);                      \
-    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                                        \
+    _Pragma("GCC unroll 16") for (int i = 0; i < ROWS; i++) {                                                      \
         if (i >= mr) break;                                                                                        \
         __m512 ahi, alo, bhi, blo;                                                                                 \
         if (te && te->bn) {                                                                                        \
@@ -250,26 +252,27 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
             _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], r);                                               \
         }                                                                                                          \
     }
-/* with an epilogue in registers, and without (te a constant NULL: no register goes to it) */
-#define TILE_AVX512(NV)                                                                                            \
-    __attribute__((target("avx512f"))) static void tile_avx512_ep_##NV(int64_t kc, const float *a, const float *b, \
-                                                                        float *c, int64_t ldc, int mr, int nr,     \
-                                                                        bool load, const float *bias,              \
-                                                                        const mrt_reg_epilogue *te)                \
+/* with an epilogue in registers, and without (te a constant NULL: no register goes to it); NAME tile_avx512 computes
+   all MR rows, tile1_avx512 only the first (mr = 1: a classifier's one-row Gemm, which otherwise computes eight
+   rows' chains for one) */
+#define TILE_AVX512(NAME, NV, ROWS)                                                                                \
+    __attribute__((target("avx512f"))) static void NAME##_ep_##NV(int64_t kc, const float *a, const float *b,      \
+                                                                   float *c, int64_t ldc, int mr, int nr,          \
+                                                                   bool load, const float *bias,                   \
+                                                                   const mrt_reg_epilogue *te)                     \
     {                                                                                                              \
-        TILE_AVX512_BODY(NV, b + kk * NR)                                                                          \
+        TILE_AVX512_BODY(NV, b + kk * NR, ROWS)                                                                    \
     }                                                                                                              \
-    __attribute__((target("avx512f"))) static void tile_avx512_##NV(int64_t kc, const float *a, const float *b,    \
-                                                                     float *c, int64_t ldc, int mr, int nr,        \
-                                                                     bool load, const float *bias,                 \
-                                                                     const mrt_reg_epilogue *ep)                   \
+    __attribute__((target("avx512f"))) static void NAME##_##NV(int64_t kc, const float *a, const float *b,         \
+                                                                float *c, int64_t ldc, int mr, int nr, bool load,  \
+                                                                const float *bias, const mrt_reg_epilogue *ep)     \
     {                                                                                                              \
         if (ep) {                                                                                                  \
-            tile_avx512_ep_##NV(kc, a, b, c, ldc, mr, nr, load, bias, ep);                                         \
+            NAME##_ep_##NV(kc, a, b, c, ldc, mr, nr, load, bias, ep);                                              \
             return;                                                                                                \
         }                                                                                                          \
         const mrt_reg_epilogue *te = NULL;                                                                         \
-        TILE_AVX512_BODY(NV, b + kk * NR)                                                                          \
+        TILE_AVX512_BODY(NV, b + kk * NR, ROWS)                                                                    \
     }
 /* B's rows read in place (mrt_sgemm_tile_rows): row kk's floats from brows[kk] + boff; one k block, from 0
    (LOAD false) or added to C (LOAD true, the suffix _acc). LOAD is a constant: as a run-time flag it cost the
@@ -280,7 +283,7 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         const float *bias, const mrt_reg_epilogue *te)                                                             \
     {                                                                                                              \
         const bool load = LOAD;                                                                                    \
-        TILE_AVX512_BODY(NV, brows[kk] + boff)                                                                     \
+        TILE_AVX512_BODY(NV, brows[kk] + boff, MR)                                                                 \
     }                                                                                                              \
     __attribute__((target("avx512f"))) static void tile_rows_avx512##SUF##_##NV(                                   \
         int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
@@ -292,11 +295,14 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         }                                                                                                          \
         const bool load = LOAD;                                                                                    \
         const mrt_reg_epilogue *te = NULL;                                                                         \
-        TILE_AVX512_BODY(NV, brows[kk] + boff)                                                                     \
+        TILE_AVX512_BODY(NV, brows[kk] + boff, MR)                                                                 \
     }
-TILE_AVX512(1)
-TILE_AVX512(2)
-TILE_AVX512(3)
+TILE_AVX512(tile_avx512, 1, MR)
+TILE_AVX512(tile_avx512, 2, MR)
+TILE_AVX512(tile_avx512, 3, MR)
+TILE_AVX512(tile1_avx512, 1, 1)
+TILE_AVX512(tile1_avx512, 2, 1)
+TILE_AVX512(tile1_avx512, 3, 1)
 TILE_ROWS_AVX512(1, , false)
 TILE_ROWS_AVX512(2, , false)
 TILE_ROWS_AVX512(3, , false)
@@ -307,7 +313,11 @@ TILE_ROWS_AVX512(3, _acc, true)
 static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
                         const float *bias, const mrt_reg_epilogue *te)
 {
-    if (nr > 32) tile_avx512_3(kc, a, b, c, ldc, mr, nr, load, bias, te);
+    if (mr == 1) {
+        if (nr > 32) tile1_avx512_3(kc, a, b, c, ldc, mr, nr, load, bias, te);
+        else if (nr > 16) tile1_avx512_2(kc, a, b, c, ldc, mr, nr, load, bias, te);
+        else tile1_avx512_1(kc, a, b, c, ldc, mr, nr, load, bias, te);
+    } else if (nr > 32) tile_avx512_3(kc, a, b, c, ldc, mr, nr, load, bias, te);
     else if (nr > 16) tile_avx512_2(kc, a, b, c, ldc, mr, nr, load, bias, te);
     else tile_avx512_1(kc, a, b, c, ldc, mr, nr, load, bias, te);
 }
