@@ -596,7 +596,11 @@ static mrt_status conv_rows(mrt_op_ctx *ctx, const mrt_conv_params *p, int64_t r
    A pointwise Conv's B is the image itself, [C, H W]; packing it into panels is a copy of the image per run, which
    a product with few output channels does not amortise. Here every full 48-column tile reads its B rows straight
    from the channel planes (mrt_sgemm_tile_rows, the chains the GEMM computes for each k block, added in order, so
-   the same bits); the columns after the last full tile go through the GEMM. */
+   the same bits). The columns after the last full tile (every plane here but 48x48: 112x112 leaves 16, 14x14 4) are
+   one more tile, read in place too: its whole-vector loads run into the next channel's plane, lanes that are
+   computed and not stored, except on the image's last channel, whose row is copied to the stack with zeros after
+   it (past the last plane the loads would leave the image). They went through the GEMM, which packed a 48-wide
+   panel of k rows for them and, on two threads, cost a second hand-off per layer. */
 enum {
     PW_STRIP_FLOATS = MRT_SGEMM_K_BLOCK * 4 * MRT_SGEMM_NR, /* a large plane's strip: its k rows' floats, at most */
     PW_ROWS_MAX_M = 64,
@@ -619,10 +623,14 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
     int64_t K = j->p->c, M = j->p->m, a_rows = (M + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR * MRT_SGEMM_MR;
     const float *brows[MRT_SGEMM_K_BLOCK];
     int64_t brows_k0 = -1; /* the k block brows points at (set once when there is one) */
+    int tail = (int)(j->hw - j->full);
+    _Alignas(64) float last_row[MRT_SGEMM_NR] = {0}; /* the last channel's last columns, zeros after them */
+    if (tail > 0) memcpy(last_row, j->x + (K - 1) * j->hw + j->full, (size_t)tail * sizeof(float));
     for (int64_t t = t0; t < t1; t++) {
         int64_t s = t % j->n_strips, m_lo = t / j->n_strips * j->m_chunk, m_hi = m_lo + j->m_chunk < M ? m_lo + j->m_chunk : M;
         int64_t tiles = j->full / MRT_SGEMM_NR;
         int64_t c0 = tiles * s / j->n_strips * MRT_SGEMM_NR, c1 = tiles * (s + 1) / j->n_strips * MRT_SGEMM_NR;
+        bool with_tail = tail > 0 && s == j->n_strips - 1; /* the last strip takes the last columns too */
         bool ep_done = true;
         for (int64_t m0 = m_lo; m0 < m_hi; m0 += MRT_SGEMM_MR) {
             int mr = (int)(m_hi - m0 < MRT_SGEMM_MR ? m_hi - m0 : MRT_SGEMM_MR);
@@ -638,9 +646,24 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
                                                     last ? j->ep : NULL, m0, j->at0 + m0 * j->hw + c);
                     if (last) ep_done &= done;
                 }
+            for (int64_t k0 = 0; with_tail && k0 < K; k0 += MRT_SGEMM_K_BLOCK) {
+                int64_t kc = K - k0 < MRT_SGEMM_K_BLOCK ? K - k0 : MRT_SGEMM_K_BLOCK;
+                bool last = k0 + kc == K;
+                if (brows_k0 != k0)
+                    for (int64_t kk = 0; kk < kc; kk++) brows[kk] = j->x + (k0 + kk) * j->hw;
+                brows_k0 = k0;
+                const float *tail_brows[MRT_SGEMM_K_BLOCK];
+                for (int64_t kk = 0; kk < kc; kk++) tail_brows[kk] = brows[kk] + j->full;
+                if (last) tail_brows[kc - 1] = last_row;
+                bool done = mrt_sgemm_tile_rows(kc, j->a + k0 * a_rows + m0 * kc, tail_brows, 0, j->y + m0 * j->hw + j->full,
+                                                j->hw, k0 > 0, mr, tail, last && j->bias ? j->bias + m0 : NULL,
+                                                last ? j->ep : NULL, m0, j->at0 + m0 * j->hw + j->full);
+                if (last) ep_done &= done;
+            }
         }
+        int64_t c_end = with_tail ? j->hw : c1;
         if (!ep_done)
-            mrt_epilogue_apply_rows(j->ep, j->y + m_lo * j->hw + c0, m_hi - m_lo, c1 - c0, j->hw, m_lo,
+            mrt_epilogue_apply_rows(j->ep, j->y + m_lo * j->hw + c0, m_hi - m_lo, c_end - c0, j->hw, m_lo,
                                     j->at0 + m_lo * j->hw + c0);
     }
 }
@@ -670,23 +693,11 @@ static mrt_status conv_pointwise_rows(mrt_op_ctx *ctx, const mrt_conv_params *p)
         j.m_chunk = (panels + chunks - 1) / chunks * MRT_SGEMM_MR;
     }
     int64_t m_chunks = (p->m + j.m_chunk - 1) / j.m_chunk;
-    float *ws = NULL;
-    if (full < hw) {
-        int64_t wsf = mrt_sgemm_workspace_floats(p->m, hw - full, p->c, true, false, ctx->n_threads);
-        ws = mrt_workspace(ctx, (size_t)wsf * sizeof(float));
-        if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
-    }
     for (int64_t n = 0; n < p->n; n++) {
         j.x = (const float *)x->data + n * p->c * hw;
         j.y = (float *)mrt_output(ctx, 0)->data + n * p->m * hw;
         j.at0 = n * p->m * hw;
-        if (full > 0) mrt_parallel_for(ctx, j.n_strips * m_chunks, 1, pointwise_compute, &j);
-        if (full < hw) { /* the last columns, on the GEMM */
-            mrt_sgemm_b bs = {.b = j.x + full, .rs = hw, .cs = 1};
-            mrt_sgemm_out out = {.c = j.y + full, .ldc = hw, .bias = j.bias, .ep = ctx->epilogue, .ep_channel0 = 0,
-                                 .ep_at0 = j.at0 + full};
-            mrt_sgemm_run(ctx, p->m, hw - full, p->c, j.a, NULL, 0, 0, &bs, &out, ws);
-        }
+        mrt_parallel_for(ctx, j.n_strips * m_chunks, 1, pointwise_compute, &j);
     }
     return MRT_STATUS_OK;
 }
