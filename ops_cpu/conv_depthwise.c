@@ -480,11 +480,23 @@ __attribute__((target("avx512f"))) static inline void dw_transpose16(__m512 r[16
 /* Task t: image t / blocks, channels [16 (t % blocks), +16) */
 /* The block's outputs into acc ([position][channel]), each one fma chain over the taps in (kh, kw) order from the
    bias; DW_CH_POS positions in flight. Inlined into each call, so constant taps and stride make their own loops. */
+/* A block's in-register epilogue (lane = channel: BatchNormalization's coefficients per lane), or none (on = false) */
+typedef struct dw_ch_epilogue {
+    bool on;
+    mrt_reg_epilogue re;
+    __m512 a_hi, a_lo, b_hi, b_lo, lo, hi;
+} dw_ch_epilogue;
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 dw_ch_finish(const dw_ch_epilogue *e, __m512 r)
+{
+    return e->on ? mrt_reg_epilogue16(&e->re, r, e->a_hi, e->a_lo, e->b_hi, e->b_lo, 0, 0, e->lo, e->hi) : r;
+}
+
 __attribute__((target("avx512f"), always_inline)) static inline void dw_ch_compute(const dw_job *j, const float *xs,
                                                                                   float *acc, const float *wt,
                                                                                   __m512 bias, int64_t Wp,
                                                                                   const int64_t *toff, int64_t taps,
-                                                                                  int64_t sw)
+                                                                                  int64_t sw, const dw_ch_epilogue *e)
 {
     for (int64_t oh = 0; oh < j->OH; oh++) {
         const float *row = xs + oh * j->sh * Wp * DW_CH;
@@ -499,14 +511,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void dw_ch_compu
                 for (int p = 0; p < DW_CH_POS; p++)
                     a[p] = _mm512_fmadd_ps(wv, _mm512_load_ps(src + p * sw * DW_CH), a[p]);
             }
-            for (int p = 0; p < DW_CH_POS; p++) _mm512_store_ps(ar + (ow + p) * DW_CH, a[p]);
+            for (int p = 0; p < DW_CH_POS; p++) _mm512_store_ps(ar + (ow + p) * DW_CH, dw_ch_finish(e, a[p]));
         }
         for (; ow < j->OW; ow++) {
             __m512 a = bias;
             for (int64_t k = 0; k < taps; k++)
                 a = _mm512_fmadd_ps(_mm512_load_ps(wt + k * DW_CH), _mm512_load_ps(row + (ow * sw + toff[k]) * DW_CH),
                                     a);
-            _mm512_store_ps(ar + ow * DW_CH, a);
+            _mm512_store_ps(ar + ow * DW_CH, dw_ch_finish(e, a));
         }
     }
 }
@@ -549,11 +561,22 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
         for (int64_t ch = nc; ch < DW_CH; ch++) bs[ch] = 0.0f;
         __m512 bias = _mm512_load_ps(bs);
         /* the 3x3 and 5x5 kernels with strides 1 and 2 with their sizes as constants: the tap loop unrolls */
-        if (taps == 9 && j->KW == 3 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 9, 1);
-        else if (taps == 9 && j->KW == 3 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 9, 2);
-        else if (taps == 25 && j->KW == 5 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 1);
-        else if (taps == 25 && j->KW == 5 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 2);
-        else dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, taps, j->sw);
+        /* the epilogue in registers when it is [BatchNormalization] -> [Relu | Clip] (a residual is laid out by
+           planes, not by the lanes' channels: that goes in the pass below) */
+        dw_ch_epilogue e;
+        e.on = mrt_reg_epilogue_of(j->ep, c0, 0, &e.re) && !e.re.other;
+        _Alignas(64) float coef[4][DW_CH] = {{0}};
+        for (int64_t ch = 0; e.on && e.re.bn && ch < nc; ch++) {
+            coef[0][ch] = e.re.bn[ch].a_hi, coef[1][ch] = e.re.bn[ch].a_lo;
+            coef[2][ch] = e.re.bn[ch].b_hi, coef[3][ch] = e.re.bn[ch].b_lo;
+        }
+        e.a_hi = _mm512_load_ps(coef[0]), e.a_lo = _mm512_load_ps(coef[1]), e.b_hi = _mm512_load_ps(coef[2]);
+        e.b_lo = _mm512_load_ps(coef[3]), e.lo = _mm512_set1_ps(e.re.lo), e.hi = _mm512_set1_ps(e.re.hi);
+        if (taps == 9 && j->KW == 3 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 9, 1, &e);
+        else if (taps == 9 && j->KW == 3 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 9, 2, &e);
+        else if (taps == 25 && j->KW == 5 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 1, &e);
+        else if (taps == 25 && j->KW == 5 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 2, &e);
+        else dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, taps, j->sw, &e);
         /* back to the channels' planes, 16 positions at a time */
         float *y0 = j->y + (img * j->C + c0) * ohw;
         for (int64_t p0 = 0; p0 < ohw; p0 += DW_CH) {
@@ -565,7 +588,7 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
             dw_transpose16(r);
             for (int64_t ch = 0; ch < nc; ch++) _mm512_mask_storeu_ps(y0 + ch * ohw + p0, m, r[dw_tr_perm[ch]]);
         }
-        mrt_epilogue_apply_rows(j->ep, y0, nc, ohw, ohw, c0, y0 - j->y);
+        if (!e.on) mrt_epilogue_apply_rows(j->ep, y0, nc, ohw, ohw, c0, y0 - j->y);
     }
 }
 
