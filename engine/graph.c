@@ -358,8 +358,9 @@ mrt_status mrt_node_add_attr_graph(mrt_node *n, const char *name, mrt_graph *g)
 
 const mrt_attr *mrt_node_attr(const mrt_node *n, const char *name)
 {
+    /* kernels look attributes up on every run: the first letter rules out most names without a call */
     for (int i = 0; i < n->n_attrs; i++)
-        if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+        if (n->attrs[i].name[0] == name[0] && strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
     return NULL;
 }
 
