@@ -477,9 +477,6 @@ __attribute__((target("avx512f"))) static inline void dw_transpose16(__m512 r[16
     }
 }
 
-/* Task t: image t / blocks, channels [16 (t % blocks), +16) */
-/* The block's outputs into acc ([position][channel]), each one fma chain over the taps in (kh, kw) order from the
-   bias; DW_CH_POS positions in flight. Inlined into each call, so constant taps and stride make their own loops. */
 /* A block's in-register epilogue (lane = channel: BatchNormalization's coefficients per lane), or none (on = false) */
 typedef struct dw_ch_epilogue {
     bool on;
@@ -492,6 +489,9 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 dw_ch_fin
     return e->on ? mrt_reg_epilogue16(&e->re, r, e->a_hi, e->a_lo, e->b_hi, e->b_lo, 0, 0, e->lo, e->hi) : r;
 }
 
+/* The block's outputs into acc ([position][channel]), each one fma chain over the taps in (kh, kw) order from the
+   bias, through e; DW_CH_POS positions in flight. Inlined into each call, so constant taps and stride make their own
+   loops. */
 __attribute__((target("avx512f"), always_inline)) static inline void dw_ch_compute(const dw_job *j, const float *xs,
                                                                                   float *acc, const float *wt,
                                                                                   __m512 bias, int64_t Wp,
@@ -523,6 +523,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void dw_ch_compu
     }
 }
 
+/* Task t: image t / blocks, channels [16 (t % blocks), +16) */
 __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int64_t t0, int64_t t1)
 {
     const dw_job *j = arg;
