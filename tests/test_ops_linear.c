@@ -207,9 +207,11 @@ Test(linear, conv_2d_rows_of_every_width)
 }
 
 /* 1x1 convolutions of up to 64 output channels and one k block, or up to 96 and several k blocks on planes of at
-   most 32x32, read B in place (ops_cpu/conv.c), 48 columns a tile, the columns after the last full tile through the
-   GEMM: images of 48, 49 and 207 columns, one or several row panels with a partial last one, 300 and 600 input
-   channels (k blocks of 256 and a partial last one), and the batch's second image */
+   most 32x32, read B in place (ops_cpu/conv.c), 48 columns a tile, the columns after the last full tile one more
+   tile (its loads run into the next channel's plane; the image's last channel row is copied first, which the ASan
+   build checks): images of 48, 49, 207 and 400 columns (no tail, 1, 15 and 16 columns after the full tiles), one or
+   several row panels with a partial last one, 300 and 600 input channels (k blocks of 256 and a partial last one),
+   and the batch's second image */
 Test(linear, conv_pointwise_in_place_rows)
 {
     th_rng r;

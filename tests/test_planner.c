@@ -411,7 +411,7 @@ static void expect_conv_chains_same_bits(const conv_chain *base, const char *see
 }
 
 /* A 1x1 Conv from 20 or 300 channels (two k blocks, added in place) to 24: ops_cpu/conv.c reads its B rows in
-   place; at 9 x 23, four full tiles and 15 columns through the GEMM. */
+   place; at 9 x 23, four full tiles and a tile of the last 15 columns. */
 Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
 {
     conv_chain narrow = {"planner.pointwise_chain.weights", 24, 20, 1, false}, deep = narrow;
