@@ -634,31 +634,29 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
         bool ep_done = true;
         for (int64_t m0 = m_lo; m0 < m_hi; m0 += MRT_SGEMM_MR) {
             int mr = (int)(m_hi - m0 < MRT_SGEMM_MR ? m_hi - m0 : MRT_SGEMM_MR);
-            for (int64_t c = c0; c < c1; c += MRT_SGEMM_NR)
-                for (int64_t k0 = 0; k0 < K; k0 += MRT_SGEMM_K_BLOCK) { /* the GEMM's k blocks, summed in order */
-                    int64_t kc = K - k0 < MRT_SGEMM_K_BLOCK ? K - k0 : MRT_SGEMM_K_BLOCK;
-                    bool last = k0 + kc == K;
-                    if (brows_k0 != k0)
-                        for (int64_t kk = 0; kk < kc; kk++) brows[kk] = j->x + (k0 + kk) * j->hw;
-                    brows_k0 = k0;
-                    bool done = mrt_sgemm_tile_rows(kc, j->a + k0 * a_rows + m0 * kc, brows, c, j->y + m0 * j->hw + c,
-                                                    j->hw, k0 > 0, mr, MRT_SGEMM_NR, last && j->bias ? j->bias + m0 : NULL,
-                                                    last ? j->ep : NULL, m0, j->at0 + m0 * j->hw + c);
-                    if (last) ep_done &= done;
-                }
-            for (int64_t k0 = 0; with_tail && k0 < K; k0 += MRT_SGEMM_K_BLOCK) {
+            /* the GEMM's k blocks in order, each over all the panel's tiles: a block's B row pointers are set once per
+               panel (with the blocks inside the tile loop, k > 256 set them again for every tile) */
+            for (int64_t k0 = 0; k0 < K; k0 += MRT_SGEMM_K_BLOCK) {
                 int64_t kc = K - k0 < MRT_SGEMM_K_BLOCK ? K - k0 : MRT_SGEMM_K_BLOCK;
                 bool last = k0 + kc == K;
                 if (brows_k0 != k0)
                     for (int64_t kk = 0; kk < kc; kk++) brows[kk] = j->x + (k0 + kk) * j->hw;
                 brows_k0 = k0;
-                const float *tail_brows[MRT_SGEMM_K_BLOCK];
-                for (int64_t kk = 0; kk < kc; kk++) tail_brows[kk] = brows[kk] + j->full;
-                if (last) tail_brows[kc - 1] = last_row;
-                bool done = mrt_sgemm_tile_rows(kc, j->a + k0 * a_rows + m0 * kc, tail_brows, 0, j->y + m0 * j->hw + j->full,
-                                                j->hw, k0 > 0, mr, tail, last && j->bias ? j->bias + m0 : NULL,
-                                                last ? j->ep : NULL, m0, j->at0 + m0 * j->hw + j->full);
-                if (last) ep_done &= done;
+                const float *a = j->a + k0 * a_rows + m0 * kc, *bias = last && j->bias ? j->bias + m0 : NULL;
+                const mrt_epilogue *ep = last ? j->ep : NULL;
+                for (int64_t c = c0; c < c1; c += MRT_SGEMM_NR) {
+                    bool done = mrt_sgemm_tile_rows(kc, a, brows, c, j->y + m0 * j->hw + c, j->hw, k0 > 0, mr,
+                                                    MRT_SGEMM_NR, bias, ep, m0, j->at0 + m0 * j->hw + c);
+                    if (last) ep_done &= done;
+                }
+                if (with_tail) {
+                    const float *tail_brows[MRT_SGEMM_K_BLOCK];
+                    for (int64_t kk = 0; kk < kc; kk++) tail_brows[kk] = brows[kk] + j->full;
+                    if (last) tail_brows[kc - 1] = last_row;
+                    bool done = mrt_sgemm_tile_rows(kc, a, tail_brows, 0, j->y + m0 * j->hw + j->full, j->hw, k0 > 0, mr,
+                                                    tail, bias, ep, m0, j->at0 + m0 * j->hw + j->full);
+                    if (last) ep_done &= done;
+                }
             }
         }
         int64_t c_end = with_tail ? j->hw : c1;
