@@ -373,7 +373,8 @@ typedef struct sgemm_job {
     const mrt_sgemm_b *b;
     const float *bp;        /* packed B (shared mode) */
     const mrt_sgemm_out *out;
-    float *slots;           /* wide mode: one slot_floats block per thread */
+    float *slots;           /* wide mode: one block of slot floats per thread */
+    int64_t slot;           /* wide mode: slot_floats(n, k, threads), the size the workspace was given */
     int64_t row_chunk, col_chunk, n_col_chunks;
     int64_t panels, strips;  /* wide mode: strip t covers panels [panels t / strips, panels (t + 1) / strips) */
     int threads;            /* the count the scratch was sized for */
@@ -527,7 +528,7 @@ static void wide_tasks(void *arg, int64_t t0, int64_t t1)
 {
     const sgemm_job *jb = arg;
     /* a serial call (threads == 1) may still run on a pool worker, inside another kernel's task */
-    float *slot = jb->slots + (jb->threads > 1 ? (int64_t)mrt_thread_index() : 0) * slot_floats(jb->n, jb->k, jb->threads);
+    float *slot = jb->slots + (jb->threads > 1 ? (int64_t)mrt_thread_index() : 0) * jb->slot;
     for (int64_t t = t0; t < t1; t++) {
         int64_t j0 = jb->panels * t / jb->strips * NR, j1 = min64(jb->n, jb->panels * (t + 1) / jb->strips * NR);
         for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
@@ -665,6 +666,7 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     }
     if (use_wide(n, b->packed != NULL, threads)) {
         jb.slots = next;
+        jb.slot = slot_floats(n, k, threads);
         jb.panels = ceil_div(n, NR);
         jb.strips = wide_strips(n, k, threads);
         mrt_parallel_for(ctx, jb.strips, 1, wide_tasks, &jb);
