@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine/registry.h"
+#include "engine/threadpool.h"
 
 enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
 
@@ -149,16 +150,25 @@ static void corners(const mrt_tensor *boxes, int64_t at, bool center, double *c)
     }
 }
 
-static bool suppresses(const double *a, const double *b, double iou_threshold)
+/* fmax and fmin (a NaN loses), inlined: as libm calls they were a third of a large NMS */
+static inline double max_num(double a, double b) { return a > b || b != b ? a : b; }
+static inline double min_num(double a, double b) { return a < b || b != b ? a : b; }
+
+/* a's and b's areas passed in: computed once per box, as (x_max - x_min) * (y_max - y_min) */
+static bool suppresses(const double *a, double area_a, const double *b, double area_b, double iou_threshold)
 {
-    double ix0 = fmax(a[0], b[0]), ix1 = fmin(a[2], b[2]), iy0 = fmax(a[1], b[1]), iy1 = fmin(a[3], b[3]);
+    double ix0 = max_num(a[0], b[0]), ix1 = min_num(a[2], b[2]), iy0 = max_num(a[1], b[1]), iy1 = min_num(a[3], b[3]);
     if (ix1 <= ix0 || iy1 <= iy0) return false;
-    double inter = (ix1 - ix0) * (iy1 - iy0), area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+    double inter = (ix1 - ix0) * (iy1 - iy0);
     double uni = area_a + area_b - inter;
     if (inter <= 0 || area_a <= 0 || area_b <= 0 || uni <= 0) return false;
     return inter / uni > iou_threshold;
 }
 
+/* Greedy selection over every (batch, class). Each candidate is compared with the boxes kept so far, so a class
+   with n candidates costs up to n * kept IoU tests: the corners and areas are worked out once per batch (SSDlite's
+   one-class batched NMS over ~6000 boxes took 1.85 s when each test decoded both boxes again, against ONNX
+   Runtime's 0.16 s for the whole model). */
 static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
 {
     const mrt_tensor *boxes = mrt_input(ctx, 0), *scores = mrt_input(ctx, 1), *mo = mrt_input(ctx, 2);
@@ -171,13 +181,21 @@ static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
     int64_t nb = boxes->shape[0], nbox = boxes->shape[1], ncls = scores->shape[1];
     if (max_out < 0) max_out = 0;
     if (max_out > nbox) max_out = nbox;
-    nms_box *cand = malloc((size_t)(nbox ? nbox : 1) * sizeof *cand);
-    int64_t *kept = malloc((size_t)(nbox ? nbox : 1) * sizeof *kept);
+    size_t nalloc = (size_t)(nbox ? nbox : 1);
+    nms_box *cand = malloc(nalloc * sizeof *cand);
+    int64_t *kept = malloc(nalloc * sizeof *kept);
+    double *cor = malloc(nalloc * 4 * sizeof *cor), *area = malloc(nalloc * sizeof *area);
     /* at most max_out per (batch, class): the result fits in nb * ncls * max_out triples */
     int64_t cap = nb * ncls * max_out, n_sel = 0;
     int64_t *sel = malloc((size_t)(cap ? cap : 1) * 3 * sizeof *sel);
-    mrt_status st = cand && kept && sel ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (int64_t b = 0; !st && b < nb; b++)
+    mrt_status st =
+        cand && kept && cor && area && sel ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int64_t b = 0; !st && b < nb; b++) {
+        for (int64_t i = 0; i < nbox && max_out > 0; i++) {
+            double *c = cor + i * 4;
+            corners(boxes, (b * nbox + i) * 4, center, c);
+            area[i] = (c[2] - c[0]) * (c[3] - c[1]);
+        }
         for (int64_t c = 0; c < ncls && max_out > 0; c++) {
             int64_t n = 0, n_kept = 0;
             for (int64_t i = 0; i < nbox; i++) {
@@ -186,25 +204,24 @@ static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
             }
             qsort(cand, (size_t)n, sizeof *cand, cmp_nms);
             for (int64_t k = 0; k < n && n_kept < max_out; k++) {
-                double ck[4];
-                corners(boxes, (b * nbox + cand[k].index) * 4, center, ck);
+                int64_t ik = cand[k].index;
                 bool keep = true;
-                for (int64_t j = 0; j < n_kept && keep; j++) {
-                    double cj[4];
-                    corners(boxes, (b * nbox + kept[j]) * 4, center, cj);
-                    keep = !suppresses(ck, cj, iou_t);
-                }
+                for (int64_t j = 0; j < n_kept && keep; j++)
+                    keep = !suppresses(cor + ik * 4, area[ik], cor + kept[j] * 4, area[kept[j]], iou_t);
                 if (!keep) continue;
-                kept[n_kept++] = cand[k].index;
-                sel[n_sel * 3] = b, sel[n_sel * 3 + 1] = c, sel[n_sel * 3 + 2] = cand[k].index;
+                kept[n_kept++] = ik;
+                sel[n_sel * 3] = b, sel[n_sel * 3 + 1] = c, sel[n_sel * 3 + 2] = ik;
                 n_sel++;
             }
         }
+    }
     mrt_tensor *y = NULL;
     if (!st) st = mrt_output_alloc(ctx, 0, MRT_DTYPE_INT64, 2, (int64_t[]){n_sel, 3}, &y);
     if (!st && y && n_sel) memcpy(y->data, sel, (size_t)n_sel * 3 * sizeof *sel);
     free(cand);
     free(kept);
+    free(cor);
+    free(area);
     free(sel);
     return st;
 }
@@ -212,10 +229,14 @@ static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
 /* ------------------------------------------------------------------ RoiAlign */
 
 /* One bilinear sample at (y, x) of an h x w plane: four positions and weights (all 0 outside [-1, size]). */
-static void roi_sample(double y, double x, int64_t h, int64_t w, int64_t *pos, double *wt)
+typedef struct roi_tap {
+    int64_t pos[4];
+    double wt[4];
+} roi_tap;
+
+static void roi_sample(double y, double x, int64_t h, int64_t w, roi_tap *t)
 {
-    memset(pos, 0, 4 * sizeof *pos);
-    memset(wt, 0, 4 * sizeof *wt);
+    memset(t, 0, sizeof *t);
     if (!(y >= -1.0 && y <= (double)h && x >= -1.0 && x <= (double)w)) return; /* also NaN */
     y = y < 0 ? 0 : y;
     x = x < 0 ? 0 : x;
@@ -225,66 +246,126 @@ static void roi_sample(double y, double x, int64_t h, int64_t w, int64_t *pos, d
     if (xl >= w - 1) xh = xl = w - 1, x = (double)xl;
     else xh = xl + 1;
     double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
-    pos[0] = yl * w + xl, pos[1] = yl * w + xh, pos[2] = yh * w + xl, pos[3] = yh * w + xh;
-    wt[0] = hy * hx, wt[1] = hy * lx, wt[2] = ly * hx, wt[3] = ly * lx;
+    t->pos[0] = yl * w + xl, t->pos[1] = yl * w + xh, t->pos[2] = yh * w + xl, t->pos[3] = yh * w + xh;
+    t->wt[0] = hy * hx, t->wt[1] = hy * lx, t->wt[2] = ly * hx, t->wt[3] = ly * lx;
+}
+
+/* A roi's geometry: its corners (scaled, shifted), bin sizes and sampling grid per bin. */
+typedef struct roi_geom {
+    int64_t batch, gh, gw;
+    double x0, y0, bh, bw;
+} roi_geom;
+
+typedef struct roi_job {
+    const mrt_tensor *x;
+    mrt_tensor *y;
+    const roi_geom *geo;
+    int64_t c, h, w, ph_n, pw_n, c_chunk, n_chunks;
+    bool max_mode;
+    roi_tap *taps; /* per thread: room for the largest grid */
+    int64_t taps_per_thread;
+    int threads;
+} roi_job;
+
+/* Task t: roi t / n_chunks, channels [c_chunk (t % n_chunks), +c_chunk). A bin's taps are worked out once and used
+   for every channel of the chunk (Mask R-CNN's 987 rois x 256 channels took 1.3 s with the taps recomputed per
+   channel and each value loaded through the generic converter). */
+static void roi_range(void *arg, int64_t t0, int64_t t1)
+{
+    const roi_job *j = arg;
+    const mrt_tensor *x = j->x;
+    /* a serial call (one thread) may run on a pool worker, inside another kernel's task: slot 0 then */
+    roi_tap *taps = j->taps + (j->threads > 1 ? (int64_t)mrt_thread_index() : 0) * j->taps_per_thread;
+    const float *xf = x->dtype == MRT_DTYPE_FLOAT ? x->data : NULL;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t r = t / j->n_chunks, ch0 = t % j->n_chunks * j->c_chunk;
+        int64_t ch1 = ch0 + j->c_chunk < j->c ? ch0 + j->c_chunk : j->c;
+        const roi_geom *g = &j->geo[r];
+        int64_t nt = g->gh * g->gw;
+        double count = nt > 1 ? (double)nt : 1.0;
+        for (int64_t ph = 0; ph < j->ph_n; ph++)
+            for (int64_t pw = 0; pw < j->pw_n; pw++) {
+                for (int64_t iy = 0; iy < g->gh; iy++)
+                    for (int64_t ix = 0; ix < g->gw; ix++) {
+                        double sy = g->y0 + (double)ph * g->bh + ((double)iy + 0.5) * g->bh / (double)g->gh;
+                        double sx = g->x0 + (double)pw * g->bw + ((double)ix + 0.5) * g->bw / (double)g->gw;
+                        roi_sample(sy, sx, j->h, j->w, &taps[iy * g->gw + ix]);
+                    }
+                for (int64_t ch = ch0; ch < ch1; ch++) {
+                    int64_t plane = (g->batch * j->c + ch) * j->h * j->w;
+                    double out = 0;
+                    for (int64_t k = 0; k < nt; k++) {
+                        const roi_tap *tp = &taps[k];
+                        double v[4];
+                        for (int q = 0; q < 4; q++)
+                            v[q] = tp->wt[q] * (xf ? (double)xf[plane + tp->pos[q]] : mrt_load_f64(x->dtype, x->data, plane + tp->pos[q]));
+                        if (!j->max_mode) {
+                            out += v[0] + v[1] + v[2] + v[3];
+                        } else {
+                            double m = fmax(fmax(v[0], v[1]), fmax(v[2], v[3]));
+                            out = k == 0 ? m : fmax(out, m);
+                        }
+                    }
+                    if (!j->max_mode) out /= count;
+                    mrt_store_f64(j->y->dtype, j->y->data, ((r * j->c + ch) * j->ph_n + ph) * j->pw_n + pw, out);
+                }
+            }
+    }
 }
 
 static mrt_status mrt_cpu_roi_align(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *rois = mrt_input(ctx, 1), *bi = mrt_input(ctx, 2);
     mrt_tensor *y = mrt_output(ctx, 0);
-    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], ph_n = y->shape[2], pw_n = y->shape[3];
+    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], R = rois->shape[0];
     bool max_mode = strcmp(mrt_attr_string(ctx, "mode", "avg"), "max") == 0;
     /* opset 10 had no attribute: its behaviour is output_half_pixel */
     bool half = ctx->opset >= 16 && strcmp(mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel"), "half_pixel") == 0;
     double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f), off = half ? 0.5 : 0.0;
     int64_t ratio = mrt_attr_int(ctx, "sampling_ratio", 0);
-    if (h == 0 || w == 0) return MRT_STATUS_OK; /* nothing to sample: the (zeroed) output stands */
-    for (int64_t r = 0; r < rois->shape[0]; r++) {
+    if (h == 0 || w == 0 || R == 0 || c == 0) return MRT_STATUS_OK; /* nothing to sample: the (zeroed) output stands */
+    roi_geom *geo = malloc((size_t)R * sizeof *geo);
+    if (!geo) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (%lld rois)", (long long)R);
+    /* every roi checked before any is computed: its batch index, and a sampling grid of a sane size */
+    int64_t max_taps = 1;
+    for (int64_t r = 0; r < R; r++) {
         int64_t b = mrt_load_i64(bi->dtype, bi->data, r);
-        if (b < 0 || b >= n)
+        if (b < 0 || b >= n) {
+            free(geo);
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
                                (long long)b, (long long)n);
+        }
         double v[4];
         for (int i = 0; i < 4; i++) v[i] = mrt_load_f64(rois->dtype, rois->data, r * 4 + i) * scale - off;
         double rw = v[2] - v[0], rh = v[3] - v[1];
         if (!half) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0);
-        double bh = rh / (double)ph_n, bw = rw / (double)pw_n;
-        double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)ph_n), gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)pw_n);
+        double bh = rh / (double)y->shape[2], bw = rw / (double)y->shape[3];
+        double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)y->shape[2]),
+               gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)y->shape[3]);
         /* a non-positive count (a reversed half_pixel roi) samples nothing; NaN or a huge grid is refused */
         if (gh_d <= 0 || gw_d <= 0) gh_d = gw_d = 0;
-        else if (!(gh_d * gw_d <= (double)(1 << 16)))
+        else if (!(gh_d * gw_d <= (double)(1 << 16))) {
+            free(geo);
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "roi %lld needs a %g x %g sampling grid per bin (too large)",
                                (long long)r, gh_d, gw_d);
-        int64_t gh = (int64_t)gh_d, gw = (int64_t)gw_d;
-        double count = gh * gw > 1 ? (double)(gh * gw) : 1.0;
-        for (int64_t ch = 0; ch < c; ch++) {
-            int64_t plane = (b * c + ch) * h * w;
-            for (int64_t ph = 0; ph < ph_n; ph++)
-                for (int64_t pw = 0; pw < pw_n; pw++) {
-                    double out = 0;
-                    bool first = true;
-                    for (int64_t iy = 0; iy < gh; iy++)
-                        for (int64_t ix = 0; ix < gw; ix++) {
-                            double sy = v[1] + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
-                            double sx = v[0] + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
-                            int64_t pos[4];
-                            double wt[4], t[4];
-                            roi_sample(sy, sx, h, w, pos, wt);
-                            for (int k = 0; k < 4; k++) t[k] = wt[k] * mrt_load_f64(x->dtype, x->data, plane + pos[k]);
-                            if (!max_mode) {
-                                out += t[0] + t[1] + t[2] + t[3];
-                            } else {
-                                double m = fmax(fmax(t[0], t[1]), fmax(t[2], t[3]));
-                                out = first ? m : fmax(out, m);
-                                first = false;
-                            }
-                        }
-                    if (!max_mode) out /= count;
-                    mrt_store_f64(y->dtype, y->data, ((r * c + ch) * ph_n + ph) * pw_n + pw, out);
-                }
         }
+        geo[r] = (roi_geom){b, (int64_t)gh_d, (int64_t)gw_d, v[0], v[1], bh, bw};
+        if (geo[r].gh * geo[r].gw > max_taps) max_taps = geo[r].gh * geo[r].gw;
     }
+    int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
+    roi_job j = {.x = x, .y = y, .geo = geo, .c = c, .h = h, .w = w, .ph_n = y->shape[2], .pw_n = y->shape[3],
+                 .max_mode = max_mode, .taps_per_thread = max_taps, .threads = threads};
+    /* chunks of channels: a bin's taps serve 16 of them, and one roi still makes several tasks */
+    j.c_chunk = c < 16 ? c : 16;
+    j.n_chunks = (c + j.c_chunk - 1) / j.c_chunk;
+    j.taps = malloc((size_t)threads * (size_t)max_taps * sizeof *j.taps);
+    if (!j.taps) {
+        free(geo);
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (RoiAlign taps)");
+    }
+    mrt_parallel_for(ctx, R * j.n_chunks, 1, roi_range, &j);
+    free(j.taps);
+    free(geo);
     return MRT_STATUS_OK;
 }
 

@@ -306,11 +306,12 @@ typedef struct roi_case {
     const char *mode, *ctm; /* NULL: attribute left out */
     int64_t sampling_ratio, oh, ow;
     double scale;
+    int64_t channels; /* 0: 3 */
 } roi_case;
 
 static void run_roi_align(th_rng *rng, const roi_case *k)
 {
-    const int64_t N = 2, C = 3, H = 6, W = 7, R = 5;
+    const int64_t N = 2, C = k->channels ? k->channels : 3, H = 6, W = 7, R = 5;
     mrt_tensor x = th_rand(rng, k->dt, 4, (int64_t[]){N, C, H, W}, -1, 1);
     /* boxes in input pixels / scale, some reaching past the image, one degenerate (x2 < x1) */
     double rv[R * 4];
@@ -374,6 +375,18 @@ Test(vision, roi_align_modes_transforms_sampling)
             }
     roi_case dflt = {16, MRT_DTYPE_FLOAT, NULL, NULL, 0, 1, 1, 1.0}; /* avg, half_pixel, 1x1 */
     run_roi_align(&rng, &dflt);
+}
+
+/* More channels than the kernel's 16-channel chunks (tasks of one roi each take a chunk: the last is partial) */
+Test(vision, roi_align_channel_chunks)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.roi_align_chunks"));
+    const char *modes[2] = {"avg", "max"};
+    for (int m = 0; m < 2; m++) {
+        roi_case k = {16, MRT_DTYPE_FLOAT, modes[m], "half_pixel", 0, 3, 2, 0.5, 37};
+        run_roi_align(&rng, &k);
+    }
 }
 
 Test(vision, roi_align_double_float16)
