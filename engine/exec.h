@@ -72,6 +72,10 @@ typedef struct mrt_exec {
                                     no_mem_plan): grown on demand, kept across runs */
     size_t scratch_bytes;
     int scratch_grows;           /* how often it grew (0 after the first run once shapes are stable) */
+    /* values whose storage is allocated at run time (outputs of dynamic steps) die after their last reader:
+       step s frees dies_at[dies_at_start[s] .. dies_at_start[s + 1]) when it is done (built with the plan) */
+    int *dies_at_start, *dies_at;
+    size_t run_bytes, run_peak_bytes; /* those values' bytes alive now, and at most, in the last run */
     const mrt_value **ctx_in;    /* node-context arrays, reused by every node (ctx_prepare) */
     mrt_value **ctx_out;
     mrt_value *ctx_in_copy;

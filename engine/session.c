@@ -41,6 +41,15 @@ static void release_value(mrt_exec *e, int vi)
     e->alloc[vi] = MRT_ALLOC_BORROWED;
 }
 
+/* Bytes a value's storage holds (a sequence: its items'). */
+static size_t value_bytes(const mrt_value *v)
+{
+    if (v->kind == MRT_VALUE_TENSOR) return v->tensor.data ? mrt_tensor_nbytes(&v->tensor) : 0;
+    size_t n = 0;
+    for (int64_t i = 0; v->kind == MRT_VALUE_SEQUENCE && i < v->n_items; i++) n += mrt_tensor_nbytes(&v->items[i]);
+    return n;
+}
+
 static void release_run_values(mrt_exec *e)
 {
     for (int i = 0; i < e->graph->n_values; i++)
@@ -62,6 +71,9 @@ static void release_plan(mrt_exec *e)
     free(e->steps);
     e->steps = NULL;
     e->n_steps = 0;
+    free(e->dies_at_start);
+    free(e->dies_at);
+    e->dies_at_start = e->dies_at = NULL;
     free(e->arena);
     e->arena = NULL;
     e->arena_bytes = 0;
@@ -644,6 +656,50 @@ done:
     return st;
 }
 
+/* Where run-time storage dies: each value's last reader (inputs, values read from inside subgraphs, a fused Mul's
+   operands), or its producer when nothing reads it. Graph outputs live on. Values planned into the arena or
+   allocated with the plan are listed too but keep their storage: only MRT_ALLOC_RUN values are freed. Without
+   this, every dynamically shaped tensor of a run stayed allocated until the next run (Mask R-CNN's region
+   heads: 1.8 GB resident against ONNX Runtime's 0.8). */
+static mrt_status plan_release_points(mrt_exec *e)
+{
+    const mrt_graph *g = e->graph;
+    int nv = g->n_values, *last = malloc((size_t)(nv ? nv : 1) * sizeof *last);
+    int *refs = NULL, n_refs = 0, cap_refs = 0;
+    e->dies_at_start = calloc((size_t)e->n_steps + 1, sizeof *e->dies_at_start);
+    mrt_status st = last && e->dies_at_start ? MRT_STATUS_OK : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    for (int v = 0; !st && v < nv; v++) last[v] = -1;
+    for (int s = 0; !st && s < e->n_steps; s++) {
+        const mrt_step *step = &e->steps[s];
+        const mrt_node *nd = &g->nodes[step->node];
+        for (int i = 0; i < nd->n_outputs; i++)
+            if (nd->outputs[i] >= 0 && last[nd->outputs[i]] < s) last[nd->outputs[i]] = s;
+        n_refs = 0;
+        st = node_outer_refs(nd, g, &refs, &n_refs, &cap_refs);
+        for (int i = 0; !st && i < nd->n_inputs + n_refs; i++) {
+            int v = i < nd->n_inputs ? nd->inputs[i] : refs[i - nd->n_inputs];
+            if (v >= 0) last[v] = s;
+        }
+        const mrt_fusion *f = step->fusion;
+        for (int i = 0; f && f->in_value >= 0 && i < 2; i++) last[i == 0 ? f->in_value : f->scale_value] = s;
+    }
+    for (int i = 0; !st && i < g->n_outputs; i++) last[g->outputs[i]] = -1;
+    int n = 0;
+    for (int v = 0; !st && v < nv; v++)
+        if (last[v] >= 0) e->dies_at_start[last[v] + 1]++, n++;
+    if (!st) e->dies_at = malloc((size_t)(n ? n : 1) * sizeof *e->dies_at);
+    if (!st && !e->dies_at) st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    for (int s = 0; !st && s < e->n_steps; s++) e->dies_at_start[s + 1] += e->dies_at_start[s];
+    /* a counting sort by step: filling moves each step's start to the next one's, then they shift back */
+    for (int v = 0; !st && v < nv; v++)
+        if (last[v] >= 0) e->dies_at[e->dies_at_start[last[v]]++] = v;
+    for (int s = e->n_steps; !st && s > 0; s--) e->dies_at_start[s] = e->dies_at_start[s - 1];
+    if (!st) e->dies_at_start[0] = 0;
+    free(last);
+    free(refs);
+    return st;
+}
+
 /* Dead-node elimination: a node is live when one of its outputs is a graph output or is read (directly
    or from inside a subgraph) by a live node. Walking the topological order backwards sees consumers first. */
 static mrt_status mark_live(const mrt_exec *e, bool *live)
@@ -712,6 +768,7 @@ static mrt_status plan(mrt_exec *e)
     MRT_TRY(st);
     MRT_TRY(plan_fusion(e));
     MRT_TRY(plan_storage(e));
+    MRT_TRY(plan_release_points(e));
     e->nodes_before = g->n_nodes;
     e->nodes_after = 0;
     e->fused_count = 0;
@@ -813,6 +870,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
 {
     const mrt_graph *g = e->graph;
     release_run_values(e);
+    e->run_bytes = e->run_peak_bytes = 0;
 
     /* The plan depends on the inputs' types and shapes (and on outer values for subgraphs). The signature is
        built in a buffer the exec keeps, so a run with the same shapes allocates nothing. */
@@ -949,6 +1007,10 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             if (!st) st = check_outputs_produced(e, nd, step);
             ctx_release(&b);
             if (st) return node_error(nd, st);
+            for (int i = 0; i < nd->n_outputs; i++) /* allocated in this run (the last run's are freed) */
+                if (nd->outputs[i] >= 0 && e->alloc[nd->outputs[i]] == MRT_ALLOC_RUN)
+                    e->run_bytes += value_bytes(&e->vals[nd->outputs[i]]);
+            if (e->run_bytes > e->run_peak_bytes) e->run_peak_bytes = e->run_bytes;
         }
         if (top_level && opt->on_node) {
             const char *names[64];
@@ -961,6 +1023,13 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             }
             st = opt->on_node(opt->on_node_user, nd, k, names, vals);
             if (st) return st;
+        }
+        for (int k = e->dies_at_start[s]; k < e->dies_at_start[s + 1]; k++) {
+            int v = e->dies_at[k];
+            if (e->alloc[v] != MRT_ALLOC_RUN) continue;
+            size_t nb = value_bytes(&e->vals[v]);
+            e->run_bytes -= nb < e->run_bytes ? nb : e->run_bytes;
+            release_value(e, v);
         }
     }
     for (int i = 0; i < g->n_outputs; i++) {
@@ -1173,6 +1242,7 @@ void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out)
     out->lower_bound_bytes = e->lower_bound_bytes;
     out->inplace_count = e->inplace_count;
     out->plan_ms = e->plan_ms;
+    out->run_peak_bytes = e->run_peak_bytes;
 }
 
 int mrt_session_n_threads(const mrt_session *s) { return s->n_threads; }

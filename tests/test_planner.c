@@ -512,3 +512,64 @@ Test(planner, input_scale_is_not_fused_where_its_product_is_read_or_the_conv_is_
     check_se_block((se_variant){.kernel = 1, .mul_read = true}, 3);
     check_se_block((se_variant){.kernel = 3}, 3);
 }
+
+/* Run-time storage dies after its last reader. x -> NonZero -> Cast(float) = c -> Neg x 6 -> If (its branches read
+   c and the last Neg from the enclosing graph: then c + n6, else c - n6) = y. The sizes depend on x's values, so
+   every node after NonZero allocates at run time: NonZero's output (8N bytes) dies at Cast, each Neg's at the next,
+   c and n6 only at If (read from inside its branches). At most 12N bytes are alive at once; kept to the end of the
+   run, they would reach 8N + 4N * 9. */
+Test(planner, run_time_tensors_die_after_their_last_reader)
+{
+    enum { N = 4096, NEGS = 6 };
+    mrt_model *m = mrt_model_new();
+    m->graph = mrt_graph_new("g");
+    mrt_model_set_opset(m, "", 16);
+    mrt_graph *g = m->graph;
+    mrt_graph_add_input(g, "x", NULL, NULL);
+    mrt_graph_add_input(g, "cond", NULL, NULL);
+    mrt_node *n;
+    mrt_graph_add_node(g, "nz", "NonZero", "", 1, (const char *[]){"x"}, 1, (const char *[]){"idx"}, &n);
+    mrt_graph_add_node(g, "cast", "Cast", "", 1, (const char *[]){"idx"}, 1, (const char *[]){"c"}, &n);
+    mrt_node_add_attr_int(n, "to", MRT_DTYPE_FLOAT);
+    char in[16] = "c", out[16];
+    for (int k = 1; k <= NEGS; k++) {
+        snprintf(out, sizeof out, "n%d", k);
+        mrt_graph_add_node(g, out, "Neg", "", 1, (const char *[]){in}, 1, (const char *[]){out}, &n);
+        memcpy(in, out, sizeof in);
+    }
+    mrt_graph *br[2] = {mrt_graph_new("then"), mrt_graph_new("else")};
+    for (int b = 0; b < 2; b++) {
+        mrt_graph_add_node(br[b], "op", b ? "Sub" : "Add", "", 2, (const char *[]){"c", in}, 1, (const char *[]){"r"}, &n);
+        mrt_graph_add_output(br[b], "r", NULL, NULL);
+        for (int k = 0; k < 2; k++) br[b]->values[mrt_graph_find_value(br[b], k ? in : "c")].is_outer = true;
+    }
+    mrt_graph_add_node(g, "if", "If", "", 1, (const char *[]){"cond"}, 1, (const char *[]){"y"}, &n);
+    mrt_node_add_attr_graph(n, "then_branch", br[0]);
+    mrt_node_add_attr_graph(n, "else_branch", br[1]);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+
+    mrt_tensor x = {0}, cond = {0};
+    cr_assert_eq(mrt_tensor_alloc(&x, MRT_DTYPE_FLOAT, 1, (int64_t[]){N}), MRT_STATUS_OK);
+    cr_assert_eq(mrt_tensor_alloc(&cond, MRT_DTYPE_BOOL, 0, NULL), MRT_STATUS_OK);
+    for (int i = 0; i < N; i++) ((float *)x.data)[i] = 1.0f + (float)i;
+    *(bool *)cond.data = true;
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK);
+    mrt_value v[2] = {mrt_value_from_tensor(x), mrt_value_from_tensor(cond)};
+    for (int run = 0; run < 2; run++) { /* the second run reuses the plan */
+        cr_assert_eq(mrt_session_run(s, 2, (const char *[]){"x", "cond"}, v), MRT_STATUS_OK, "%s", mrt_last_error());
+        mrt_session_stats st;
+        mrt_session_get_stats(s, &st);
+        cr_assert_eq(st.run_peak_bytes, (size_t)12 * N, "run %d: %zu bytes at once, want 12N = %d", run,
+                     st.run_peak_bytes, 12 * N);
+        const mrt_tensor *y = &mrt_session_output(s, 0)->tensor;
+        cr_assert_eq(y->rank, 2);
+        cr_assert_eq(y->shape[1], N);
+        for (int i = 0; i < N; i++) /* c + (-1)^6 c = 2i */
+            cr_assert_eq(((const float *)y->data)[i], 2.0f * (float)i, "y[%d] = %g", i, ((const float *)y->data)[i]);
+    }
+    mrt_session_free(s);
+    mrt_model_free(m);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&cond);
+}

@@ -237,6 +237,8 @@ typedef struct mrt_session_stats {
     double plan_ms;
     int function_nodes;            /* nodes run through an ONNX function body (no kernel, or expand_functions) */
     int fused_nodes;               /* nodes run inside another node's kernel (fusion) */
+    size_t run_peak_bytes;         /* the last run's dynamically shaped tensors (allocated at run time, freed after
+                                      their last reader): the most bytes alive at once, main graph only */
 } mrt_session_stats;
 void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out);
 int mrt_session_n_threads(const mrt_session *s);
