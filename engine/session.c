@@ -1,5 +1,6 @@
 /* Sessions: binding inputs, planning a graph (topological order, kernel resolution, shape inference,
  * constant folding, storage) and running it. The same machinery runs subgraphs for If/Loop/Scan. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1134,6 +1135,9 @@ mrt_status mrt_exec_call(mrt_op_ctx *ctx, const mrt_graph *body, const mrt_funct
 
 /* ------------------------------------------------------------------ sessions */
 
+/* Sessions alive: the large-buffer cache (engine/tensor.c) is emptied when the last one goes. */
+static atomic_int live_sessions;
+
 mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *opt, mrt_session **out)
 {
     *out = NULL;
@@ -1170,6 +1174,7 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
         free(s);
         return st;
     }
+    atomic_fetch_add(&live_sessions, 1);
     *out = s;
     return MRT_STATUS_OK;
 }
@@ -1182,6 +1187,7 @@ void mrt_session_free(mrt_session *s)
     free(s->bound);
     mrt_session_free_std_functions(s);
     free(s);
+    if (atomic_fetch_sub(&live_sessions, 1) == 1) mrt_tensor_cache_flush();
 }
 
 mrt_status mrt_session_run(mrt_session *s, int n_inputs, const char *const *names, const mrt_value *inputs)

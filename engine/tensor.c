@@ -1,4 +1,6 @@
 /* Tensor and value storage helpers. */
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,113 @@ mrt_status mrt_check_alloc(size_t bytes, const char *what)
     return MRT_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ large-buffer cache
+ *
+ * Buffers of 1 MiB and more are plain malloc blocks, but their sizes are rounded up to a class (2^k times 1, 1.25,
+ * 1.5 or 1.75), and released ones are kept for the next allocation of their class or smaller. glibc serves such
+ * sizes with fresh mmaps (above 32 MiB always): every allocation then faults in zeroed pages one by one. Mask
+ * R-CNN's region heads and its mask-pasting Loop (which grows a [i, 320, 320] tensor by Concat each iteration)
+ * spent a quarter of their time in page faults. A rounded block costs no memory until its pages are written (it
+ * is mapped lazily), and a reused one is zeroed for its new size only (what calloc promises).
+ *
+ * At most CACHE_SLOTS blocks and CACHE_MAX_BYTES are kept; the cache is emptied when the last session is freed
+ * (mrt_tensor_cache_flush), so a program that stops using minirt gets its memory back. */
+enum { CACHE_MIN_BYTES = 1 << 20, CACHE_SLOTS = 16 };
+#define CACHE_MAX_BYTES ((size_t)1 << 29)
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    void *p;
+    size_t cap;
+} cache[CACHE_SLOTS];
+static size_t cache_bytes;
+
+/* nb rounded up to 2^k, 1.25 * 2^k, 1.5 * 2^k or 1.75 * 2^k */
+static size_t cache_class(size_t nb)
+{
+    size_t top = 1;
+    while (top < nb / 2) top <<= 1;
+    for (size_t q = 4; q <= 8; q++)
+        if (top / 4 * q >= nb) return top / 4 * q;
+    return nb;
+}
+
+/* A cached block of at least nb bytes (the smallest), or NULL. */
+static void *cache_take(size_t nb)
+{
+    int best = -1;
+    pthread_mutex_lock(&cache_mu);
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (cache[i].p && cache[i].cap >= nb && cache[i].cap <= 2 * nb && (best < 0 || cache[i].cap < cache[best].cap))
+            best = i;
+    void *p = NULL;
+    if (best >= 0) {
+        p = cache[best].p;
+        cache_bytes -= cache[best].cap;
+        cache[best].p = NULL;
+    }
+    pthread_mutex_unlock(&cache_mu);
+    return p;
+}
+
+/* Keep p (malloc'd, usable size cap) for a later allocation, or free it: a full cache gives up its smallest
+   block for a larger one. */
+static void cache_give(void *p, size_t cap)
+{
+    pthread_mutex_lock(&cache_mu);
+    int slot = -1;
+    for (int i = 0; i < CACHE_SLOTS && slot < 0; i++)
+        if (!cache[i].p) slot = i;
+    if (slot < 0) {
+        int small = 0;
+        for (int i = 1; i < CACHE_SLOTS; i++)
+            if (cache[i].cap < cache[small].cap) small = i;
+        if (cache[small].cap < cap) {
+            free(cache[small].p);
+            cache_bytes -= cache[small].cap;
+            cache[small].p = NULL;
+            slot = small;
+        }
+    }
+    if (slot >= 0 && cache_bytes + cap <= CACHE_MAX_BYTES) {
+        cache[slot].p = p, cache[slot].cap = cap;
+        cache_bytes += cap;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&cache_mu);
+    free(p);
+}
+
+void mrt_tensor_cache_flush(void)
+{
+    pthread_mutex_lock(&cache_mu);
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        free(cache[i].p);
+        cache[i].p = NULL;
+    }
+    cache_bytes = 0;
+    pthread_mutex_unlock(&cache_mu);
+}
+
+/* Zeroed storage for nb bytes (at least 1). */
+static void *tensor_storage(size_t nb)
+{
+    if (nb < CACHE_MIN_BYTES) return calloc(nb ? nb : 1, 1);
+    /* a new block is zeroed for nb bytes only: calloc would write its whole class where glibc serves it from the heap */
+    void *p = cache_take(nb);
+    if (!p) p = malloc(cache_class(nb));
+    return p ? memset(p, 0, nb) : NULL;
+}
+
+/* Free storage from tensor_storage (or any malloc'd block): large ones go to the cache. */
+static void tensor_storage_free(void *p)
+{
+    if (!p) return;
+    size_t cap = malloc_usable_size(p);
+    if (cap >= CACHE_MIN_BYTES) cache_give(p, cap);
+    else free(p);
+}
+
 mrt_status mrt_tensor_alloc(mrt_tensor *t, mrt_dtype dt, int rank, const int64_t *shape)
 {
     size_t nb;
@@ -99,7 +208,7 @@ mrt_status mrt_tensor_alloc(mrt_tensor *t, mrt_dtype dt, int rank, const int64_t
     t->dtype = dt;
     t->rank = rank;
     if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof(int64_t));
-    t->data = calloc(nb ? nb : 1, 1);
+    t->data = tensor_storage(nb);
     if (!t->data) {
         char buf[256];
         return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory allocating %zu bytes for %s", nb,
@@ -116,7 +225,7 @@ void mrt_tensor_release(mrt_tensor *t)
         int64_t n = mrt_tensor_numel(t);
         for (int64_t i = 0; i < n; i++) free(s[i]);
     }
-    free(t->data);
+    tensor_storage_free(t->data);
     t->data = NULL;
 }
 

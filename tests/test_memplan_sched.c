@@ -1,4 +1,5 @@
-/* Property tests of the memory planner and the stream scheduler on thousands of random DAGs. */
+/* Property tests of the memory planner and the stream scheduler on thousands of random DAGs, and the tensor
+ * storage cache. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,4 +212,41 @@ Test(sched, k_branches_get_k_streams)
         free(ps);
         free(p);
     }
+}
+
+/* ------------------------------------------------------------------ large-buffer cache (engine/tensor.c) */
+
+static bool all_zero(const mrt_tensor *t)
+{
+    const unsigned char *p = t->data;
+    for (size_t i = 0, n = mrt_tensor_nbytes(t); i < n; i++)
+        if (p[i]) return false;
+    return true;
+}
+
+/* A released buffer of 1 MiB or more serves the next allocation that fits it (and is at least half its size),
+   zeroed again; smaller or larger requests do not take it. */
+Test(tensor_cache, released_large_buffers_are_reused_zeroed)
+{
+    mrt_tensor_cache_flush();
+    mrt_tensor a = {0}, b = {0}, c = {0}, d = {0};
+    cr_assert_eq(mrt_tensor_alloc(&a, MRT_DTYPE_FLOAT, 1, (int64_t[]){750000}), MRT_STATUS_OK); /* 3 MB */
+    memset(a.data, 0xab, mrt_tensor_nbytes(&a));
+    void *first = a.data;
+    mrt_tensor_release(&a);
+    cr_assert_eq(mrt_tensor_alloc(&c, MRT_DTYPE_FLOAT, 1, (int64_t[]){300000}), MRT_STATUS_OK); /* 1.2 MB: too small */
+    cr_assert_neq(c.data, first, "a 1.2 MB tensor took a 3 MB buffer");
+    cr_assert_eq(mrt_tensor_alloc(&d, MRT_DTYPE_FLOAT, 1, (int64_t[]){1000000}), MRT_STATUS_OK); /* 4 MB: too large */
+    cr_assert_neq(d.data, first);
+    cr_assert_eq(mrt_tensor_alloc(&b, MRT_DTYPE_FLOAT, 2, (int64_t[]){625, 1000}), MRT_STATUS_OK); /* 2.5 MB */
+    cr_assert_eq(b.data, first, "the released 3 MB buffer was not reused");
+    cr_assert(all_zero(&b), "a reused buffer is not zeroed");
+    mrt_tensor_release(&b);
+    mrt_tensor_release(&c);
+    mrt_tensor_release(&d);
+    mrt_tensor_cache_flush();
+    cr_assert_eq(mrt_tensor_alloc(&a, MRT_DTYPE_UINT8, 1, (int64_t[]){3 << 20}), MRT_STATUS_OK);
+    cr_assert(all_zero(&a));
+    mrt_tensor_release(&a);
+    mrt_tensor_cache_flush();
 }

@@ -123,8 +123,11 @@ mrt_status mrt_shape_nbytes(mrt_dtype dtype, int rank, const int64_t *shape, siz
 
 /* Allocate zeroed storage owned by the tensor: release it with mrt_tensor_release. */
 mrt_status mrt_tensor_alloc(mrt_tensor *t, mrt_dtype dtype, int rank, const int64_t *shape);
-/* Free storage obtained from mrt_tensor_alloc/mrt_tensor_copy (and, for strings, each string). */
+/* Free storage obtained from mrt_tensor_alloc/mrt_tensor_copy (and, for strings, each string). Buffers of 1 MiB
+   and more are kept for reuse by later allocations (at most 16 of them, 512 MiB). */
 void mrt_tensor_release(mrt_tensor *t);
+/* Free those kept buffers now (done when the last session is freed). */
+void mrt_tensor_cache_flush(void);
 /* Deep copy into freshly allocated storage. */
 mrt_status mrt_tensor_copy(mrt_tensor *dst, const mrt_tensor *src);
 /* "float32[1,3,224,224]"-style description into buf; returns buf. */
