@@ -121,6 +121,55 @@ static void build_axis(const mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t
     }
 }
 
+/* An axis whose table maps every output coordinate to the same input one, weight 1, never outside. */
+static bool identity_axis(const axis_table *t, int64_t in, int64_t out)
+{
+    if (t->n != 1 || in != out) return false;
+    for (int64_t o = 0; o < out; o++)
+        if (t->idx[o] != o || t->w[o] != 1 || t->out_of_range[o]) return false;
+    return true;
+}
+
+/* float32 resized along its last two axes only (NCHW images: Upsample in FPNs, segmentation heads, a detector's
+   input transform): the same sums in the same order as the general loop below, without its per-element walk over
+   every axis and the generic loads (Mask R-CNN's [1, 256, 100, 100] -> [.., 200, 200] nearest took 139 ms). */
+typedef struct resize2_job {
+    const float *x;
+    float *y;
+    const axis_table *th, *tw;
+    int64_t ih, iw, oh, ow;
+    double extrapolation;
+} resize2_job;
+
+static void resize2_planes(void *arg, int64_t p0, int64_t p1)
+{
+    const resize2_job *j = arg;
+    const axis_table *th = j->th, *tw = j->tw;
+    for (int64_t p = p0; p < p1; p++) {
+        const float *x = j->x + p * j->ih * j->iw;
+        float *y = j->y + p * j->oh * j->ow;
+        for (int64_t oh = 0; oh < j->oh; oh++) {
+            const int64_t *ihx = &th->idx[oh * th->n];
+            const double *wh = &th->w[oh * th->n];
+            for (int64_t ow = 0; ow < j->ow; ow++) {
+                double acc = 0;
+                if (th->out_of_range[oh] || tw->out_of_range[ow]) {
+                    acc = j->extrapolation;
+                } else {
+                    const int64_t *iwx = &tw->idx[ow * tw->n];
+                    const double *ww = &tw->w[ow * tw->n];
+                    for (int kh = 0; kh < th->n; kh++)
+                        for (int kw = 0; kw < tw->n; kw++) {
+                            double w = wh[kh] * ww[kw];
+                            if (w != 0) acc += w * (double)x[ihx[kh] * j->iw + iwx[kw]];
+                        }
+                }
+                y[oh * j->ow + ow] = (float)acc;
+            }
+        }
+    }
+}
+
 static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -141,6 +190,17 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
     for (int d = 0; d < r; d++) {
         tab[d] = (axis_table){0, part[3 * d], part[3 * d + 1], part[3 * d + 2]};
         build_axis(ctx, &tab[d], x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], &modes);
+    }
+    bool last2 = x->dtype == MRT_DTYPE_FLOAT && r >= 2 && mrt_tensor_numel(x) > 0;
+    for (int d = 0; last2 && d < r - 2; d++) last2 = identity_axis(&tab[d], x->shape[d], y->shape[d]);
+    if (last2) {
+        int64_t planes = 1;
+        for (int d = 0; d < r - 2; d++) planes *= x->shape[d];
+        resize2_job j = {x->data, y->data, &tab[r - 2], &tab[r - 1], x->shape[r - 2], x->shape[r - 1], y->shape[r - 2],
+                         y->shape[r - 1], extrapolation};
+        int64_t per_plane = y->shape[r - 2] * y->shape[r - 1] * tab[r - 2].n * tab[r - 1].n;
+        mrt_parallel_for(ctx, planes, per_plane >= 65536 ? 1 : 65536 / (per_plane > 0 ? per_plane : 1), resize2_planes, &j);
+        return MRT_STATUS_OK;
     }
     mrt_status st = MRT_STATUS_OK;
     int64_t in_strides[MRT_MAX_RANK], o_idx[MRT_MAX_RANK] = {0}, n_out = mrt_tensor_numel(y);

@@ -81,6 +81,48 @@ Test(resize, bilinear_and_nearest_against_reference)
     }
 }
 
+/* float32 over several planes (the kernel's last-two-axes path, split over planes when they are large), against
+   the same reference per plane */
+Test(resize, float32_planes_against_reference)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("resize.planes"));
+    const char *cases[][3] = {{"linear", "half_pixel", "floor"}, {"nearest", "asymmetric", "floor"},
+                              {"linear", "align_corners", "floor"}};
+    const int64_t sizes[][2] = {{5, 7}, {60, 70}}; /* small planes: one task; large: a task per plane */
+    for (int ci = 0; ci < 3; ci++)
+        for (int si = 0; si < 2; si++) {
+            const char **cs = cases[ci];
+            int64_t N = 2, C = 3, h = sizes[si][0], w = sizes[si][1];
+            double sh = ci == 1 ? 2.0 : 1.75, sw = ci == 1 ? 3.0 : 2.25;
+            int64_t oh = (int64_t)floor(h * sh), ow = (int64_t)floor(w * sw);
+            mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, C, h, w}, -1, 1), y;
+            mrt_tensor sc = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){4}, (double[]){1, 1, sh, sw});
+            th_case *c = th_begin("Resize", "", 13);
+            th_input(c, &x);
+            th_input_absent(c);
+            th_input(c, &sc);
+            th_attr_string(c, "mode", cs[0]);
+            th_attr_string(c, "coordinate_transformation_mode", cs[1]);
+            th_attr_string(c, "nearest_mode", cs[2]);
+            cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+            double *xd = th_to_f64(&x), *want = malloc((size_t)(N * C * oh * ow) * sizeof(double));
+            for (int64_t p = 0; p < N * C; p++)
+                reference(xd + p * h * w, h, w, oh, ow, sh, sw, cs[0], cs[1], want + p * oh * ow);
+            double nmse, abs_tol, rel;
+            th_tolerance(MRT_DTYPE_FLOAT, &nmse, &abs_tol, &rel);
+            char why[256];
+            cr_assert(th_check_f64(&y, want, 4, (int64_t[]){N, C, oh, ow}, nmse, abs_tol, rel, why, sizeof why),
+                      "%s/%s %lldx%lld: %s", cs[0], cs[1], (long long)h, (long long)w, why);
+            free(xd);
+            free(want);
+            mrt_tensor_release(&y);
+            mrt_tensor_release(&x);
+            mrt_tensor_release(&sc);
+            th_free(c);
+        }
+}
+
 Test(resize, scales_of_the_wrong_length_are_refused)
 {
     mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4}), y;
