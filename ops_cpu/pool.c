@@ -357,11 +357,105 @@ typedef enum avg_kind { AVG_MEAN, AVG_LP } avg_kind;
 AVGPOOL(float, f32)
 AVGPOOL(double, f64)
 
+/* 2-D float32 AveragePool, threaded over the planes: the sums of avgpool_f32 (in double, rows then columns, each
+   window's taps in order) with the window's bounds worked out per row and per column instead of per element,
+   and on AVX-512 eight neighbouring outputs at once (one per lane, each lane's sum in the same order) where
+   their windows lie inside the row. Inception-v3's nine 3x3 AveragePools took 54 ms of its 124 (one thread
+   walking every tap of every output through the N-D window code). */
+typedef struct ap2d_job {
+    const mrt_window *w;
+    const float *x;
+    float *y;
+    bool include_pad;
+} ap2d_job;
+
+/* Taps of dim i for output coordinate o: start, the valid kernel range [lo, hi) and the count inside the padded
+   input (as taps_of) */
+static void dim_taps(const mrt_window *w, int i, int64_t o, int64_t *start, int64_t *lo, int64_t *hi, int64_t *padded)
+{
+    int64_t s = o * w->stride[i] - w->pad_begin[i], d = w->dilation[i], k = w->kernel[i], in = w->in[i];
+    int64_t l = s >= 0 ? 0 : (-s + d - 1) / d, h = in - s <= 0 ? 0 : (in - s + d - 1) / d;
+    int64_t hp = in + w->pad_end[i] - s <= 0 ? 0 : (in + w->pad_end[i] - s + d - 1) / d;
+    if (h > k) h = k;
+    if (hp > k) hp = k;
+    if (l > h) l = h;
+    *start = s, *lo = l, *hi = h, *padded = hp;
+}
+
+static inline float ap_finish(double s, int64_t den) { return (float)(den > 0 ? s / (double)den : 0.0); }
+
+#ifdef POOL_HAVE_AVX512
+/* outputs [ow0, ow0 + 8) of one row, all with every column tap inside the row (stride and dilation 1) */
+__attribute__((target("avx512f"))) static void ap_row8(const float *xp, int64_t iw, int64_t sh, int64_t dh, int64_t hlo,
+                                                      int64_t hhi, int64_t col0, int64_t kw, int64_t den, float *out)
+{
+    __m512d acc = _mm512_setzero_pd();
+    for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *row = xp + (sh + kh * dh) * iw + col0;
+        for (int64_t k = 0; k < kw; k++) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(row + k)));
+    }
+    __m512d r = den > 0 ? _mm512_div_pd(acc, _mm512_set1_pd((double)den)) : _mm512_setzero_pd();
+    _mm256_storeu_ps(out, _mm512_cvtpd_ps(r));
+}
+#endif
+
+static void ap2d_planes(void *arg, int64_t p0, int64_t p1)
+{
+    const ap2d_job *j = arg;
+    const mrt_window *w = j->w;
+    int64_t ih = w->in[0], iw = w->in[1], oh_n = w->out[0], ow_n = w->out[1], kw = w->kernel[1];
+    /* outputs whose column taps all lie inside the row: [ow_a, ow_b) */
+    int64_t ow_a = 0, ow_b = 0;
+#ifdef POOL_HAVE_AVX512
+    if (w->stride[1] == 1 && w->dilation[1] == 1 && mrt_cpu_has_avx512f()) {
+        ow_a = w->pad_begin[1];
+        ow_b = iw - kw + 1 + w->pad_begin[1];
+        if (ow_a > ow_n) ow_a = ow_n;
+        if (ow_b > ow_n) ow_b = ow_n;
+        if (ow_b < ow_a) ow_b = ow_a;
+    }
+#endif
+    for (int64_t p = p0; p < p1; p++) {
+        const float *xp = j->x + p * ih * iw;
+        float *yp = j->y + p * oh_n * ow_n;
+        for (int64_t oh = 0; oh < oh_n; oh++) {
+            int64_t sh, hlo, hhi, hpad;
+            dim_taps(w, 0, oh, &sh, &hlo, &hhi, &hpad);
+            int64_t ow = 0;
+            while (ow < ow_n) {
+#ifdef POOL_HAVE_AVX512
+                if (ow >= ow_a && ow + 8 <= ow_b) {
+                    int64_t den = j->include_pad ? hpad * kw : (hhi - hlo) * kw;
+                    ap_row8(xp, iw, sh, w->dilation[0], hlo, hhi, ow - w->pad_begin[1], kw, den, yp + oh * ow_n + ow);
+                    ow += 8;
+                    continue;
+                }
+#endif
+                int64_t sw, wlo, whi, wpad;
+                dim_taps(w, 1, ow, &sw, &wlo, &whi, &wpad);
+                double s = 0;
+                for (int64_t kh = hlo; kh < hhi && whi > wlo; kh++) {
+                    const float *row = xp + (sh + kh * w->dilation[0]) * iw + sw;
+                    for (int64_t k = wlo; k < whi; k++) s += row[k * w->dilation[1]];
+                }
+                yp[oh * ow_n + ow] = ap_finish(s, j->include_pad ? hpad * wpad : (hhi - hlo) * (whi - wlo));
+                ow++;
+            }
+        }
+    }
+}
+
 static mrt_status run_avg(mrt_op_ctx *ctx, const mrt_window *w, avg_kind kind, bool include_pad, double p)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t planes = x->shape[0] * x->shape[1];
+    if (x->dtype == MRT_DTYPE_FLOAT && kind == AVG_MEAN && w->nsp == 2) {
+        ap2d_job j = {w, x->data, y->data, include_pad};
+        int64_t work = w->out[0] * w->out[1] * w->kernel[0] * w->kernel[1];
+        mrt_parallel_for(ctx, planes, work >= 32768 ? 1 : 32768 / (work > 0 ? work : 1), ap2d_planes, &j);
+        return MRT_STATUS_OK;
+    }
     switch (x->dtype) {
     case MRT_DTYPE_FLOAT: avgpool_f32(w, planes, x->data, y->data, kind, include_pad, p); break;
     case MRT_DTYPE_DOUBLE: avgpool_f64(w, planes, x->data, y->data, kind, include_pad, p); break;

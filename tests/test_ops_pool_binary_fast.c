@@ -1,4 +1,4 @@
-/* The float32 fast paths of the pools (2-D MaxPool, GlobalAveragePool, GlobalMaxPool in ops_cpu/pool.c) and of
+/* The float32 fast paths of the pools (2-D MaxPool and AveragePool, GlobalAveragePool, GlobalMaxPool in ops_cpu/pool.c) and of
  * Add/Sub/Mul/Div (same shape, scalar, per-channel and last-dims broadcasts, either side; ops_cpu/
  * elementwise_binary.c): against the naive float64 references, NaN included, and bit-identical with 1 and 2
  * threads (planes and flat ranges split over the session's pool). */
@@ -35,6 +35,7 @@ typedef struct fpool {
     int64_t pads[4];
     bool ceil_mode;
     int n_nan; /* NaNs put at random places */
+    bool include_pad; /* AveragePool's count_include_pad */
 } fpool;
 
 static void run_fpool(th_rng *r, const fpool *fp, const char *label)
@@ -65,12 +66,13 @@ static void run_fpool(th_rng *r, const fpool *fp, const char *label)
         th_attr_ints(c, "strides", 2, (int64_t[]){fp->sh, fp->sw});
         th_attr_ints(c, "pads", 4, fp->pads);
         if (fp->ceil_mode) th_attr_int(c, "ceil_mode", 1);
+        if (fp->include_pad) th_attr_int(c, "count_include_pad", 1);
     }
     mrt_tensor y;
     run_both(c, &y, label);
     int64_t ny = th_numel(4, ys);
     double *xd = th_to_f64(&x), *ed = th_alloc_f64(ny);
-    lr_pool(&g, fp->n, fp->c, max ? 0 : 1, false, 1.0, xd, ed, NULL, false);
+    lr_pool(&g, fp->n, fp->c, max ? 0 : 1, fp->include_pad, 1.0, xd, ed, NULL, false);
     if (max) { /* the reference's max skips NaN; the kernels propagate it (numpy/torch): pool a NaN indicator */
         double *nd = th_alloc_f64(nx), *hit = th_alloc_f64(ny);
         for (int64_t i = 0; i < nx; i++) nd[i] = isnan(xd[i]) ? 1.0 : 0.0;
@@ -165,6 +167,46 @@ Test(fastpath, maxpool2d)
                  it, (long long)fp.n, (long long)fp.c, (long long)fp.h, (long long)fp.w, (long long)fp.kh,
                  (long long)fp.kw, (long long)fp.sh, (long long)fp.sw, (long long)fp.pads[0], (long long)fp.pads[1],
                  (long long)fp.pads[2], (long long)fp.pads[3], fp.ceil_mode, fp.n_nan);
+        run_fpool(&r, &fp, label);
+    }
+}
+
+/* 2-D AveragePool: rows of eight outputs whose windows lie inside the row (stride 1) go by vector, the rest one by
+   one; both with and without count_include_pad, against the float64 reference and the same bits on 1 and 2
+   threads */
+Test(fastpath, avgpool2d)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("fastpath.avgpool2d"));
+    static const fpool fixed[] = {
+        {"AveragePool", 1, 6, 37, 37, 3, 3, 1, 1, {0, 0, 0, 0}, false, 0, false}, /* Inception's, after its Pad */
+        {"AveragePool", 1, 4, 35, 35, 3, 3, 1, 1, {1, 1, 1, 1}, false, 0, true},
+        {"AveragePool", 1, 4, 35, 35, 3, 3, 1, 1, {1, 1, 1, 1}, false, 0, false},
+        {"AveragePool", 2, 3, 20, 41, 2, 5, 2, 1, {0, 2, 1, 3}, true, 2, true},
+        {"AveragePool", 1, 2, 16, 16, 2, 2, 2, 2, {0, 0, 0, 0}, false, 0, false}, /* ResNet-D shortcut: stride 2 */
+        {"AveragePool", 1, 1, 3, 9, 4, 4, 1, 1, {3, 3, 3, 3}, false, 0, true}, /* rows with no valid taps */
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "AveragePool fixed %zu", i);
+        run_fpool(&r, &fixed[i], label);
+    }
+    for (int it = 0; it < 80; it++) {
+        fpool fp = {"AveragePool", th_rng_int(&r, 1, 2), th_rng_int(&r, 1, 3)};
+        fp.kh = th_rng_int(&r, 1, 4);
+        fp.kw = th_rng_int(&r, 1, 4);
+        fp.sh = th_rng_int(&r, 1, 2);
+        fp.sw = th_rng_int(&r, 1, 2);
+        for (int k = 0; k < 4; k++) fp.pads[k] = th_rng_int(&r, 0, (k % 2 ? fp.kw : fp.kh) - 1);
+        fp.h = fp.kh + th_rng_int(&r, 0, 12);
+        fp.w = fp.kw + th_rng_int(&r, 0, 30);
+        fp.ceil_mode = th_rng_int(&r, 0, 1);
+        fp.include_pad = th_rng_int(&r, 0, 1);
+        char label[200];
+        snprintf(label, sizeof label, "AveragePool %d: [%lld,%lld,%lld,%lld] k %lldx%lld s %lldx%lld pads %lld,%lld,%lld,%lld ceil %d incl %d",
+                 it, (long long)fp.n, (long long)fp.c, (long long)fp.h, (long long)fp.w, (long long)fp.kh,
+                 (long long)fp.kw, (long long)fp.sh, (long long)fp.sw, (long long)fp.pads[0], (long long)fp.pads[1],
+                 (long long)fp.pads[2], (long long)fp.pads[3], fp.ceil_mode, fp.include_pad);
         run_fpool(&r, &fp, label);
     }
 }
