@@ -440,44 +440,85 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
     return MRT_STATUS_OK;
 }
 
-static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
+bool mrt_conv_by_group(const mrt_conv_params *p, int64_t sp, int64_t k, int n_threads)
 {
-    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
-    float *y = mrt_output(ctx, 0)->data;
-    const float *packed = ctx->kernel_state; /* W per group (prepare), or NULL */
+    /* each product small (as MatMul's batches), and enough of them for every thread */
+    return n_threads > 1 && p->group > 1 && p->n * p->group >= 2 * n_threads && p->m / p->group * sp * k <= ((int64_t)1 << 21);
+}
+
+int64_t mrt_conv_sgemm_floats(const mrt_conv_params *p, int64_t sp, int64_t k, bool w_packed, int n_threads)
+{
+    int threads = n_threads > 1 ? n_threads : 1;
+    if (mrt_conv_by_group(p, sp, k, threads))
+        return threads * mrt_sgemm_workspace_floats(p->m / p->group, sp, k, w_packed, false, 1);
+    return mrt_sgemm_workspace_floats(p->m / p->group, sp, k, w_packed, false, threads);
+}
+
+/* The product of image n, group g: serial with ctx NULL (a task of conv_groups_range), else split over ctx's threads */
+typedef struct conv_group_job {
+    const mrt_conv_params *p;
+    const mrt_tensor *x, *w, *b;
+    float *y, *ws;
+    const float *packed;
+    const mrt_prologue *pro;
+    const mrt_epilogue *ep;
+    int64_t slot_floats;
+} conv_group_job;
+
+static void conv_one_group(const mrt_op_ctx *ctx, const conv_group_job *j, int64_t n, int64_t g, float *ws)
+{
+    const mrt_conv_params *p = j->p;
     const mrt_window *win = &p->win;
     int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);
     int64_t cg = p->c / p->group, mg = p->m / p->group, ck = cg * p->kernel_numel;
-    int64_t wsf = mrt_sgemm_workspace_floats(mg, out_numel, ck, packed != NULL, false, ctx->n_threads);
-    float *ws = mrt_workspace(ctx, (size_t)wsf * sizeof(float));
-    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
-    bool pw = is_pointwise(win);
-    const mrt_prologue *pro = ctx->prologue; /* only on a pointwise float Conv (mrt_cpu_conv checks) */
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t g = 0; g < p->group; g++) {
-            const float *xg = (const float *)x->data + (n * p->c + g * cg) * in_numel;
-            conv_src src = {xg, win, p->kernel_numel, in_numel};
-            mrt_sgemm_b bs = {0};
-            if (pw) { /* B is the image itself: [cg, spatial], times the fused input scale */
-                bs.b = xg;
-                bs.rs = in_numel;
-                bs.cs = 1;
-                if (pro) {
-                    bs.row_scale = pro->scale + n * pro->batch_stride;
-                    bs.row_scale_stride = pro->channel_stride;
-                }
-            } else {
-                bs.pack = conv_pack_b;
-                bs.pack_src = &src;
-            }
-            int64_t row0 = n * p->m + g * mg;
-            mrt_sgemm_out out = {.c = y + row0 * out_numel, .ldc = out_numel,
-                                 .bias = b ? (const float *)b->data + g * mg : NULL, .ep = ctx->epilogue,
-                                 .ep_channel0 = g * mg, .ep_at0 = row0 * out_numel};
-            const float *wg = (const float *)w->data + g * mg * ck;
-            mrt_sgemm_run(ctx, mg, out_numel, ck, packed ? packed + g * mrt_sgemm_packed_a_floats(mg, ck) : NULL, wg, ck, 1,
-                          &bs, &out, ws);
+    const float *xg = (const float *)j->x->data + (n * p->c + g * cg) * in_numel;
+    conv_src src = {xg, win, p->kernel_numel, in_numel};
+    mrt_sgemm_b bs = {0};
+    if (is_pointwise(win)) { /* B is the image itself: [cg, spatial], times the fused input scale */
+        bs.b = xg;
+        bs.rs = in_numel;
+        bs.cs = 1;
+        if (j->pro) {
+            bs.row_scale = j->pro->scale + n * j->pro->batch_stride;
+            bs.row_scale_stride = j->pro->channel_stride;
         }
+    } else {
+        bs.pack = conv_pack_b;
+        bs.pack_src = &src;
+    }
+    int64_t row0 = n * p->m + g * mg;
+    mrt_sgemm_out out = {.c = j->y + row0 * out_numel, .ldc = out_numel,
+                         .bias = j->b ? (const float *)j->b->data + g * mg : NULL, .ep = j->ep,
+                         .ep_channel0 = g * mg, .ep_at0 = row0 * out_numel};
+    const float *wg = (const float *)j->w->data + g * mg * ck;
+    mrt_sgemm_run(ctx, mg, out_numel, ck, j->packed ? j->packed + g * mrt_sgemm_packed_a_floats(mg, ck) : NULL, wg, ck, 1,
+                  &bs, &out, ws);
+}
+
+static void conv_groups_range(void *arg, int64_t t0, int64_t t1)
+{
+    const conv_group_job *j = arg;
+    float *ws = j->ws + (int64_t)mrt_thread_index() * j->slot_floats;
+    for (int64_t t = t0; t < t1; t++) conv_one_group(NULL, j, t / j->p->group, t % j->p->group, ws);
+}
+
+static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
+{
+    const mrt_window *win = &p->win;
+    int64_t out_numel = prod(win->nsp, win->out), ck = p->c / p->group * p->kernel_numel;
+    conv_group_job j = {p, mrt_input(ctx, 0), mrt_input(ctx, 1), mrt_input(ctx, 2), mrt_output(ctx, 0)->data, NULL,
+                        ctx->kernel_state /* W per group (prepare), or NULL */, ctx->prologue /* only on a pointwise
+                        float Conv (mrt_cpu_conv checks) */, ctx->epilogue, 0};
+    int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
+    j.ws = mrt_workspace(ctx, (size_t)mrt_conv_sgemm_floats(p, out_numel, ck, j.packed != NULL, threads) * sizeof(float));
+    if (!j.ws) return MRT_STATUS_OUT_OF_MEMORY;
+    if (mrt_conv_by_group(p, out_numel, ck, threads)) {
+        j.slot_floats = mrt_sgemm_workspace_floats(p->m / p->group, out_numel, ck, j.packed != NULL, false, 1);
+        mrt_parallel_for(ctx, p->n * p->group, 1, conv_groups_range, &j);
+        return MRT_STATUS_OK;
+    }
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t g = 0; g < p->group; g++) conv_one_group(ctx, &j, n, g, j.ws);
     return MRT_STATUS_OK;
 }
 

@@ -409,6 +409,61 @@ Test(linear, conv_3x3_winograd)
     }
 }
 
+/* Many small groups (RegNet, ResNeXt) go to the threads whole, each group's product serial: against the float64
+   reference, and the same bits as one thread (where each product is split over nothing) */
+Test(linear, conv_groups_split_over_threads_keep_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_groups_threads"));
+    const int64_t shapes[][5] = {{1, 64, 8, 14, 1}, {2, 32, 2, 9, 2}, {1, 48, 12, 7, 1}}; /* n, c, group, size, stride */
+    for (int i = 0; i < 3; i++) {
+        const int64_t *sh = shapes[i];
+        int64_t n = sh[0], c = sh[1], group = sh[2], hw = sh[3], st = sh[4], m = c;
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){n, c, hw, hw}, -1, 1);
+        mrt_tensor w = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){m, c / group, 3, 3}, -1, 1);
+        mrt_tensor b = th_rand(&r, MRT_DTYPE_FLOAT, 1, &m, -1, 1);
+        mrt_tensor y[2];
+        for (int t = 0; t < 2; t++) {
+            th_case *cs = th_begin("Conv", "", 22);
+            th_input(cs, &x);
+            th_input_const(cs, &w);
+            th_input_const(cs, &b);
+            th_attr_int(cs, "group", group);
+            th_attr_ints(cs, "pads", 4, (int64_t[]){1, 1, 1, 1});
+            th_attr_ints(cs, "strides", 2, (int64_t[]){st, st});
+            mrt_session_options opt = mrt_session_options_default();
+            opt.n_threads = t + 1;
+            cr_assert_eq(th_run_opt(cs, &opt, 1, &y[t]), MRT_STATUS_OK, "%s", mrt_last_error());
+            th_free(cs);
+        }
+        cr_assert_eq(memcmp(y[0].data, y[1].data, mrt_tensor_nbytes(&y[0])), 0, "shape %d: 1 and 2 threads differ", i);
+        lr_geom g;
+        memset(&g, 0, sizeof g);
+        g.nsp = 2;
+        g.in[0] = g.in[1] = hw;
+        g.kernel[0] = g.kernel[1] = 3;
+        g.stride[0] = g.stride[1] = st;
+        g.dilation[0] = g.dilation[1] = 1;
+        for (int k = 0; k < 4; k++) g.pads[k] = 1;
+        g.auto_pad = "NOTSET";
+        cr_assert(lr_geom_resolve(&g));
+        int64_t ys[4] = {n, m, g.out[0], g.out[1]};
+        double *xd = th_to_f64(&x), *wd = th_to_f64(&w), *bd = th_to_f64(&b), *ed = th_alloc_f64(th_numel(4, ys));
+        lr_conv(&g, n, c, m, group, xd, wd, bd, ed);
+        char label[64];
+        snprintf(label, sizeof label, "grouped conv shape %d", i);
+        th_assert_close(&y[1], MRT_DTYPE_FLOAT, ed, 4, ys, label);
+        free(xd);
+        free(wd);
+        free(bd);
+        free(ed);
+        for (int t = 0; t < 2; t++) mrt_tensor_release(&y[t]);
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&w);
+        mrt_tensor_release(&b);
+    }
+}
+
 Test(linear, conv_pointwise_and_halves)
 {
     th_rng r;

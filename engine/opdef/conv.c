@@ -403,7 +403,7 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
     if (!transpose && dt == MRT_DTYPE_FLOAT && !mrt_conv_direct_depthwise(p, dt)) {
         /* minirt's GEMM (ops_cpu/sgemm.h): W packed by the kernel's prepare when it is a constant */
         bool w_packed = ctx->planning && w->data;
-        n[0] = (size_t)mrt_sgemm_workspace_floats(p->m / p->group, sp, k, w_packed, false, ctx->n_threads);
+        n[0] = (size_t)mrt_conv_sgemm_floats(p, sp, k, w_packed, ctx->n_threads);
         int64_t rows = w_packed ? mrt_conv_rows_floats(p, dt) : 0; /* either path may run (it needs AVX-512) */
         if ((size_t)rows > n[0]) n[0] = (size_t)rows;
         int64_t wino = ctx->no_winograd ? 0 : mrt_conv_winograd_floats(p, dt, w_packed, ctx->n_threads);

@@ -60,6 +60,13 @@ bool mrt_conv_direct_depthwise(const mrt_conv_params *p, mrt_dtype dt);
    stem spent a third of its time packing): 0 when that path does not apply. */
 int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt);
 
+/* Floats of the GEMM workspace of a float32 Conv (ops_cpu/conv.c): one product per (image, group) of mg = M/group
+   rows, sp output positions and k = C/group * kernel taps, W packed when w_packed. Many small groups (RegNet's
+   group width 16) go to the threads whole, each product serial in its own slot; otherwise each product is split
+   over the threads. */
+int64_t mrt_conv_sgemm_floats(const mrt_conv_params *p, int64_t sp, int64_t k, bool w_packed, int n_threads);
+bool mrt_conv_by_group(const mrt_conv_params *p, int64_t sp, int64_t k, int n_threads);
+
 /* Floats of the workspace a float32 2-D Conv takes by Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.h), w_packed
    when W's transform was made by the kernel's prepare; 0 when that path does not apply: it takes 3x3 kernels with
    stride 1 and dilation 1, one group, MRT_WINOGRAD_MIN_C to MRT_WINOGRAD_MAX_C input channels, at least
