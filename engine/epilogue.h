@@ -1,5 +1,5 @@
 /* Element-wise work fused into the node that produces its input (engine/fuse.c decides, at plan time):
- * Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid | SiLU (x * Sigmoid(x))], and
+ * Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid | SiLU (x * Sigmoid(x)) | HardSwish], and
  * MatMul/Gemm -> [Add(bias vector)] -> [Add(residual)] -> [the same activations], run as one step whose kernel
  * writes the last node's output, applying these post-ops to each block of results while it is
  * still in cache. Each post-op computes exactly what the stand-alone kernel computes (the same formula, the same
@@ -58,6 +58,7 @@ typedef enum mrt_post_kind {
     MRT_POST_CLIP,      /* y = min(max(x, lo), hi) */
     MRT_POST_SIGMOID,   /* y = sigmoid(x) (mrt_vsigmoid_f32) */
     MRT_POST_SILU,      /* y = x * sigmoid(x): the Sigmoid + Mul pair */
+    MRT_POST_HARDSWISH, /* y = mrt_hardswish_f32(x) */
 } mrt_post_kind;
 
 typedef struct mrt_post_op {

@@ -218,8 +218,8 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
             f->other_value[f->ep.n_ops - 1] = other;
             stage = AT_ACT;
             joined = true;
-        } else if (stage <= AT_ACT && (is_op(rn, "Relu") || is_op(rn, "Sigmoid"))) {
-            add_op(f, is_op(rn, "Relu") ? MRT_POST_RELU : MRT_POST_SIGMOID);
+        } else if (stage <= AT_ACT && (is_op(rn, "Relu") || is_op(rn, "Sigmoid") || is_op(rn, "HardSwish"))) {
+            add_op(f, is_op(rn, "Relu") ? MRT_POST_RELU : is_op(rn, "Sigmoid") ? MRT_POST_SIGMOID : MRT_POST_HARDSWISH);
             stage = DONE;
             joined = true;
         } else if (stage <= AT_ACT && is_op(rn, "Clip")) {

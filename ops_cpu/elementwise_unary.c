@@ -279,7 +279,7 @@ UN_FLOAT(threlu, const float al = (float)p->alpha;, x > al ? x : 0.0f, const dou
 #define HSIG_D(v) ((v) < 0 ? 0.0 : (v) > 1 ? 1.0 : (v))
 UN_FLOAT(hsig, const float al = (float)p->alpha; const float be = (float)p->beta;, HSIG_F(al * x + be),
          const double al = p->alpha; const double be = p->beta;, HSIG_D(al * x + be))
-UN_FLOAT(hswish, , x * HSIG_F(x * (1.0f / 6.0f) + 0.5f), , x * HSIG_D(x * (1.0 / 6.0) + 0.5))
+UN_FLOAT(hswish, , mrt_hardswish_f32(x), , x * HSIG_D(x * (1.0 / 6.0) + 0.5))
 UN_FLOAT(softplus, , softplus_f(x), , softplus_d(x))
 UN_FLOAT(softsign, , x / (1.0f + fabsf(x)), , x / (1.0 + fabs(x)))
 /* 0.5*x*(1+erf(x/sqrt2)) == 0.5*x*erfc(-x/sqrt2), which keeps its precision for negative x */

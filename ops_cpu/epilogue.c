@@ -44,6 +44,9 @@ static void post_simple(const mrt_post_op *op, float *y, int64_t n, int64_t c, i
         for (int64_t i = 0; i < n; i++) y[i] = clip_f32(y[i], lo, hi);
         break;
     }
+    case MRT_POST_HARDSWISH:
+        for (int64_t i = 0; i < n; i++) y[i] = mrt_hardswish_f32(y[i]);
+        break;
     default:
         break;
     }

@@ -23,6 +23,15 @@ void mrt_vtanh_f32(float *y, const float *x, int64_t n);
 /* Gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)), computed as 0.5 x erfc(-x / sqrt 2) for x < 0 */
 void mrt_vgelu_f32(float *y, const float *x, int64_t n);
 
+/* HardSwish(x) = x * max(0, min(1, x / 6 + 0.5)), the clamp by comparisons so NaN passes through (fminf/fmaxf
+   would drop it). The stand-alone HardSwish kernel and the post-op fused into a Conv (MobileNetV3, EfficientNet-
+   Lite) both use this; built with -std=c11, GCC contracts nothing into an FMA, so every clone gives these bits. */
+static inline float mrt_hardswish_f32(float x)
+{
+    float v = x * (1.0f / 6.0f) + 0.5f;
+    return x * (v < 0 ? 0.0f : v > 1 ? 1.0f : v);
+}
+
 #ifdef __cplusplus
 }
 #endif

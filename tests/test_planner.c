@@ -365,7 +365,7 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
 typedef struct conv_chain {
     const char *seed;
     int64_t m, c, k;
-    bool sigmoid;
+    int act; /* 0: BatchNormalization, Add, Relu; 1: Sigmoid then Add; 2: HardSwish then Add */
 } conv_chain;
 
 static mrt_model *conv_chain_model(const void *arg)
@@ -380,8 +380,9 @@ static mrt_model *conv_chain_model(const void *arg)
     mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
     int64_t pad = cc->k / 2;
     mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){pad, pad, pad, pad});
-    if (cc->sigmoid) {
-        mrt_graph_add_node(g, "sig", "Sigmoid", "", 1, (const char *[]){"h0"}, 1, (const char *[]){"h1"}, &n);
+    if (cc->act) {
+        mrt_graph_add_node(g, "act", cc->act == 1 ? "Sigmoid" : "HardSwish", "", 1, (const char *[]){"h0"}, 1,
+                           (const char *[]){"h1"}, &n);
         mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h1", "r"}, 1, (const char *[]){"y"}, &n);
     } else {
         add_bn_residual_relu(g, &rr, cc->m, "h0");
@@ -391,22 +392,23 @@ static mrt_model *conv_chain_model(const void *arg)
     return m;
 }
 
-/* Conv chains on a batch of 2, the same bits as the nodes on their own (Sigmoid then Add: the chain stops at the
-   activation, so only the Sigmoid joins). seed names the inputs' seed, hw the image. */
+/* Conv chains on a batch of 2, the same bits as the nodes on their own (Sigmoid or HardSwish then Add: the chain
+   stops at the activation, so only the activation joins). seed names the inputs' seed, hw the image. */
 static void expect_conv_chains_same_bits(const conv_chain *base, const char *seed, int64_t h, int64_t w,
                                          const char *what)
 {
-    for (int i = 0; i < 2; i++) {
+    static const char *const acts[] = {"BatchNormalization, Add, Relu", "Sigmoid", "HardSwish"};
+    for (int i = 0; i < 3; i++) {
         conv_chain cc = *base;
-        cc.sigmoid = i;
+        cc.act = i;
         th_rng r;
         th_rng_init(&r, th_seed(seed));
         mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, cc.c, h, w}, -1, 1);
         mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, cc.m, h, w}, -1, 1);
         char label[128];
         snprintf(label, sizeof label, "%s from %lld channels + %s", what, (long long)cc.c,
-                 cc.sigmoid ? "Sigmoid" : "BatchNormalization, Add, Relu");
-        expect_fused_same_bits(conv_chain_model, &cc, &x, &res, cc.sigmoid ? 1 : 3, label);
+                 acts[i]);
+        expect_fused_same_bits(conv_chain_model, &cc, &x, &res, cc.act ? 1 : 3, label);
     }
 }
 
@@ -414,7 +416,7 @@ static void expect_conv_chains_same_bits(const conv_chain *base, const char *see
    place; at 9 x 23, four full tiles and a tile of the last 15 columns. */
 Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
 {
-    conv_chain narrow = {"planner.pointwise_chain.weights", 24, 20, 1, false}, deep = narrow;
+    conv_chain narrow = {"planner.pointwise_chain.weights", 24, 20, 1, 0}, deep = narrow;
     deep.c = 300;
     expect_conv_chains_same_bits(&narrow, "planner.pointwise_chain", 9, 23, "pointwise");
     expect_conv_chains_same_bits(&deep, "planner.pointwise_chain", 9, 23, "pointwise");
@@ -425,7 +427,7 @@ Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
    column are dropped). */
 Test(planner, winograd_conv_chains_fuse_with_the_same_bits)
 {
-    conv_chain cc = {"planner.winograd_chain.weights", 24, 20, 3, false};
+    conv_chain cc = {"planner.winograd_chain.weights", 24, 20, 3, 0};
     expect_conv_chains_same_bits(&cc, "planner.winograd_chain", 11, 37, "3x3 Winograd");
 }
 
