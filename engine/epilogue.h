@@ -1,5 +1,6 @@
 /* Element-wise work fused into the node that produces its input (engine/fuse.c decides, at plan time):
- * Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid | SiLU (x * Sigmoid(x)) | HardSwish], and
+ * Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid | SiLU (x * Sigmoid(x)) | HardSwish |
+ * GELU written out with Erf], and
  * MatMul/Gemm -> [Add(bias vector)] -> [Add(residual)] -> [the same activations], run as one step whose kernel
  * writes the last node's output, applying these post-ops to each block of results while it is
  * still in cache. Each post-op computes exactly what the stand-alone kernel computes (the same formula, the same
@@ -7,6 +8,7 @@
 #pragma once
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/dtype.h"
@@ -50,6 +52,14 @@ static inline float mrt_bn_apply_f32(float x, mrt_bn_coef k)
     return fmaf(x, k.a_hi, k.b_hi) + fmaf(x, k.a_lo, k.b_lo);
 }
 
+/* GELU as exporters write it out (torch's nn.GELU before opset 20): Div(x, div) -> Erf -> Add(., add) ->
+   Mul(x, .) -> Mul(., mul), with div, add and mul scalar float32 constants; the *_first flags say which operand
+   came first in the Add (the constant), the first Mul (x) and the last Mul (the constant). */
+typedef struct mrt_gelu_erf_nodes {
+    float div, add, mul;
+    bool add_first, x_first, mul_first;
+} mrt_gelu_erf_nodes;
+
 typedef enum mrt_post_kind {
     MRT_POST_BATCHNORM, /* y = mrt_bn_apply_f32(x, bn[c]), the coefficients as BatchNormalization computes them */
     MRT_POST_ADD,       /* y = x + other[i]: a tensor of the output's shape (a residual connection) */
@@ -59,6 +69,7 @@ typedef enum mrt_post_kind {
     MRT_POST_SIGMOID,   /* y = sigmoid(x) (mrt_vsigmoid_f32) */
     MRT_POST_SILU,      /* y = x * sigmoid(x): the Sigmoid + Mul pair */
     MRT_POST_HARDSWISH, /* y = mrt_hardswish_f32(x) */
+    MRT_POST_GELU_ERF_NODES, /* the five nodes of mrt_gelu_erf_nodes (mrt_vgelu_erf_nodes_f32) */
 } mrt_post_kind;
 
 typedef struct mrt_post_op {
@@ -67,6 +78,7 @@ typedef struct mrt_post_op {
     const float *other;   /* ADD: the other operand, laid out like the output; ADD_ROW: the vector */
     int64_t n_cols;       /* ADD_ROW: the output's last dimension */
     float lo, hi;         /* CLIP */
+    mrt_gelu_erf_nodes gelu; /* GELU_ERF_NODES */
 } mrt_post_op;
 
 enum { MRT_MAX_POST_OPS = 4 };

@@ -1,5 +1,5 @@
 /* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
- * Sigmoid+Mul (SiLU)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
+ * Sigmoid+Mul (SiLU) | HardSwish | GELU written out (Div, Erf, Add, Mul, Mul)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
  * activations], float32, each link the only reader of the value before it; and before a pointwise Conv, a
  * per-channel Mul(x, s) that only the Conv reads (mrt_prologue). */
 #include "engine/fuse.h"
@@ -123,6 +123,69 @@ static int row_vector(const mrt_exec *e, const mrt_node *add, int x, int64_t col
     return v;
 }
 
+/* A scalar float32 constant operand of node nd other than value x (a one-element tensor whose rank does not
+   broadcast x's shape up): its value in *k, and whether it is the node's first operand. */
+static bool scalar_operand(const mrt_exec *e, const mrt_node *nd, int x, float *k, bool *first)
+{
+    if (nd->n_inputs != 2 || (nd->inputs[0] == x) == (nd->inputs[1] == x)) return false;
+    int c = nd->inputs[0] == x ? nd->inputs[1] : nd->inputs[0];
+    if (!is_const(e, c) || e->vals[c].kind != MRT_VALUE_TENSOR) return false;
+    const mrt_tensor *t = &e->vals[c].tensor;
+    if (t->dtype != MRT_DTYPE_FLOAT || mrt_tensor_numel(t) != 1 || t->rank > e->vals[x].tensor.rank) return false;
+    *k = *(const float *)t->data;
+    *first = nd->inputs[0] == c;
+    return true;
+}
+
+/* GELU written out (mrt_gelu_erf_nodes): x read by exactly Div(x, div) and Mul(x, a); Div -> Erf -> Add(., add) -> a,
+   each read by the next alone; the Mul's product read alone by Mul(., mul). Fills op, the five steps into absorbed
+   and the values they skip into fused_away; the chain's output in *y. */
+static bool gelu_erf_chain(fuse_scan *fs, int p, int x, mrt_post_op *op, int *absorbed, uint8_t *fused_away, int *y)
+{
+    mrt_exec *e = fs->e;
+    int div = -1, mul1 = -1;
+    for (int s = p + 1; s < e->n_steps; s++) {
+        const mrt_node *n = node_of(e, s);
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] == x) {
+                if (is_op(n, "Div") && i == 0) div = s;
+                else if (is_op(n, "Mul")) mul1 = s;
+            }
+    }
+    if (div < 0 || mul1 < 0 || !fusable_step(&e->steps[div]) || !fusable_step(&e->steps[mul1])) return false;
+    mrt_gelu_erf_nodes g;
+    bool div_first;
+    const mrt_node *dn = node_of(e, div), *m1 = node_of(e, mul1);
+    if (!scalar_operand(e, dn, x, &g.div, &div_first) || div_first) return false;
+    int dv = dn->outputs[0], erf = only_reader(fs, dv);
+    const mrt_node *en = erf >= 0 ? node_of(e, erf) : NULL;
+    if (!en || !is_op(en, "Erf") || en->inputs[0] != dv) return false;
+    int ev = en->outputs[0], add = only_reader(fs, ev);
+    const mrt_node *an = add >= 0 ? node_of(e, add) : NULL;
+    if (!an || !is_op(an, "Add") || !scalar_operand(e, an, ev, &g.add, &g.add_first)) return false;
+    int av = an->outputs[0];
+    if (only_reader(fs, av) != mul1 || m1->n_inputs != 2 || !((m1->inputs[0] == x && m1->inputs[1] == av) ||
+                                                             (m1->inputs[0] == av && m1->inputs[1] == x)))
+        return false;
+    g.x_first = m1->inputs[0] == x;
+    int mv = m1->outputs[0], mul2 = only_reader(fs, mv);
+    const mrt_node *m2 = mul2 >= 0 ? node_of(e, mul2) : NULL;
+    if (!m2 || !is_op(m2, "Mul") || !scalar_operand(e, m2, mv, &g.mul, &g.mul_first)) return false;
+    const mrt_tensor *xt = &e->vals[x].tensor;
+    int out = m2->outputs[0];
+    for (int v = 0; v < 5; v++) { /* every value in the chain: x's shape and float32 (no broadcast grew it) */
+        int val = (int[]){dv, ev, av, mv, out}[v];
+        if (val < 0 || !mrt_tensor_same_shape(&e->vals[val].tensor, xt) || e->vals[val].tensor.dtype != MRT_DTYPE_FLOAT)
+            return false;
+    }
+    *op = (mrt_post_op){.kind = MRT_POST_GELU_ERF_NODES, .gelu = g};
+    int steps[5] = {div, erf, add, mul1, mul2};
+    memcpy(absorbed, steps, sizeof steps);
+    fused_away[x] = fused_away[dv] = fused_away[ev] = fused_away[av] = fused_away[mv] = 1;
+    *y = out;
+    return true;
+}
+
 static mrt_fusion *fusion_new(void)
 {
     mrt_fusion *f = calloc(1, sizeof *f);
@@ -153,6 +216,16 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
     while (stage != DONE && f->ep.n_ops < MRT_MAX_POST_OPS) {
         int r = only_reader(fs, x);
         const mrt_node *rn = r >= 0 ? node_of(e, r) : NULL;
+        /* GELU written out: x read by its Div and its Mul */
+        int gy;
+        if (r < 0 && plain_value(fs, x) && fs->readers[x] == 2 && stage <= AT_ACT &&
+            gelu_erf_chain(fs, p, x, &f->ep.ops[f->ep.n_ops], absorbed + n_abs, fused_away, &gy)) {
+            f->other_value[f->ep.n_ops++] = -1;
+            n_abs += 5;
+            x = gy;
+            stage = DONE;
+            break;
+        }
         /* SiLU: x read by exactly Sigmoid(x) -> s and Mul(x, s), s read by the Mul alone */
         if (r < 0 && plain_value(fs, x) && fs->readers[x] == 2 && stage <= AT_ACT) {
             int sig = -1, mul = -1;

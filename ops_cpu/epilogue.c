@@ -81,6 +81,8 @@ static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int6
         mrt_vsigmoid_f32(y, y, n);
     } else if (op->kind == MRT_POST_SILU) {
         mrt_vsilu_f32(y, y, n);
+    } else if (op->kind == MRT_POST_GELU_ERF_NODES) {
+        mrt_vgelu_erf_nodes_f32(y, n, &op->gelu);
     } else {
         post_simple(op, y, n, c, at);
     }

@@ -396,14 +396,29 @@ static inline double erf_only(double a)
     return select_d(a < 0.75, a * ps, q);
 }
 
+/* mrt_verf_f32's value for one element: erf is odd, so x's sign is restored on erf(|x|) (keeps -0) */
+static inline float erf_f32(float x)
+{
+    uint32_t ux = bits_f(x);
+    double e = erf_only((double)from_bits_f(ux & 0x7fffffffu));
+    return from_bits_f(bits_f((float)e) | (ux & 0x80000000u));
+}
+
 MRT_VECTORIZE_CLONES
 void mrt_verf_f32(float *y, const float *x, int64_t n)
 {
+    for (int64_t i = 0; i < n; i++) y[i] = erf_f32(x[i]);
+}
+
+MRT_VECTORIZE_CLONES
+void mrt_vgelu_erf_nodes_f32(float *y, int64_t n, const mrt_gelu_erf_nodes *g)
+{
+    float div = g->div, add = g->add, mul = g->mul;
     for (int64_t i = 0; i < n; i++) {
-        uint32_t ux = bits_f(x[i]);
-        double e = erf_only((double)from_bits_f(ux & 0x7fffffffu));
-        /* erf is odd: restore x's sign (keeps -0) */
-        y[i] = from_bits_f(bits_f((float)e) | (ux & 0x80000000u));
+        float x = y[i], e = erf_f32(x / div);
+        float a = g->add_first ? add + e : e + add;
+        float m = g->x_first ? x * a : a * x;
+        y[i] = g->mul_first ? mul * m : m * mul;
     }
 }
 

@@ -3,7 +3,10 @@
  * stand-alone op. y may alias x. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "engine/epilogue.h" /* mrt_gelu_erf_nodes */
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +25,11 @@ void mrt_verf_f32(float *y, const float *x, int64_t n);
 void mrt_vtanh_f32(float *y, const float *x, int64_t n);
 /* Gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)), computed as 0.5 x erfc(-x / sqrt 2) for x < 0 */
 void mrt_vgelu_f32(float *y, const float *x, int64_t n);
+
+/* GELU as exporters write it out (engine/epilogue.h's mrt_gelu_erf_nodes), over y in place: each element gets each
+   node's float operation in the nodes' operand order, Erf by mrt_verf_f32's formula, so the bits of running the
+   five nodes, in one pass (engine/fuse.c fuses the chain into its producer). */
+void mrt_vgelu_erf_nodes_f32(float *y, int64_t n, const mrt_gelu_erf_nodes *g);
 
 /* HardSwish(x) = x * max(0, min(1, x / 6 + 0.5)), the clamp by comparisons so NaN passes through (fminf/fmaxf
    would drop it). The stand-alone HardSwish kernel and the post-op fused into a Conv (MobileNetV3, EfficientNet-

@@ -327,6 +327,55 @@ Test(planner, matmul_bias_residual_activation_fuse_with_the_same_bits)
     expect_fused_same_bits(build_linear_chain, NULL, &x, &res, 5, "MatMul chains");
 }
 
+/* MatMul -> Add(bias) -> GELU written out as torch exports it: Div(h, sqrt 2) -> Erf -> Add(., 1) -> Mul(h, .) ->
+   Mul(., 0.5). variant 0: that order; 1: every commutative node's operands swapped; 2: the last factor a vector
+   (not a scalar), which leaves the GELU unfused. "r" is unused but bound. */
+static mrt_model *gelu_chain_model(const void *arg)
+{
+    int variant = *(const int *)arg;
+    th_rng rr;
+    mrt_model *m = x_r_model("planner.gelu_chain.weights", &rr);
+    mrt_graph *g = m->graph;
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 2, (int64_t[]){40, 70}, -1, 1);
+    mrt_tensor b = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){70}, -1, 1);
+    mrt_tensor sqrt2 = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){1.4142135381698608});
+    mrt_tensor one = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){1.0});
+    mrt_tensor half = variant == 2 ? th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){70}, 0.4, 0.6)
+                                   : th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){1}, (double[]){0.5});
+    const char *names[] = {"w", "b", "sqrt2", "one", "half"};
+    mrt_tensor *ts[] = {&w, &b, &sqrt2, &one, &half};
+    for (int i = 0; i < 5; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    bool sw = variant == 1;
+    mrt_node *n;
+    mrt_graph_add_node(g, "mm", "MatMul", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
+    mrt_graph_add_node(g, "bias", "Add", "", 2, (const char *[]){"h0", "b"}, 1, (const char *[]){"h"}, &n);
+    mrt_graph_add_node(g, "div", "Div", "", 2, (const char *[]){"h", "sqrt2"}, 1, (const char *[]){"t"}, &n);
+    mrt_graph_add_node(g, "erf", "Erf", "", 1, (const char *[]){"t"}, 1, (const char *[]){"e"}, &n);
+    mrt_graph_add_node(g, "add1", "Add", "", 2, sw ? (const char *[]){"one", "e"} : (const char *[]){"e", "one"}, 1,
+                       (const char *[]){"a"}, &n);
+    mrt_graph_add_node(g, "mul1", "Mul", "", 2, sw ? (const char *[]){"a", "h"} : (const char *[]){"h", "a"}, 1,
+                       (const char *[]){"p"}, &n);
+    mrt_graph_add_node(g, "mul2", "Mul", "", 2, sw ? (const char *[]){"half", "p"} : (const char *[]){"p", "half"}, 1,
+                       (const char *[]){"y"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    for (int i = 0; i < 5; i++) mrt_tensor_release(ts[i]);
+    return m;
+}
+
+Test(planner, gelu_written_out_fuses_into_the_matmul_with_the_same_bits)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        th_rng r;
+        th_rng_init(&r, th_seed("planner.gelu_chain"));
+        /* values spread over erf's two polynomial ranges and its flat tail */
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 37, 40}, -1.5, 1.5);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){1}, -1, 1);
+        char label[64];
+        snprintf(label, sizeof label, "GELU chain, variant %d", variant);
+        expect_fused_same_bits(gelu_chain_model, &variant, &x, &res, variant == 2 ? 1 : 6, label);
+    }
+}
+
 /* A stem Conv (3 input channels: ops_cpu/conv.c reads its rows in place) -> BatchNormalization -> Add(residual)
    -> Relu on a batch of 2: fused into the Conv, the same bits as the nodes run on their own, with 1 and 2 threads
    (the residual is indexed from each image's first output). */
