@@ -436,6 +436,19 @@ static int64_t ipow(int64_t base, int64_t e)
 }
 
 BIN_LOOP(pow_f32, float, float, float, , powf(x, y))
+/* x^2 as x * x: correctly rounded (glibc's powf is within 0.82 ulp, not always), and what numpy, PyTorch and ONNX
+   Runtime compute for a square; RMSNorm and variance computations square every activation, and powf took 8.6 ns
+   an element (27% of a small Llama's run) */
+static void square_f32(void *o_, const void *a_, int64_t sa, const void *b_, int64_t sb, int64_t n, const mrt_ew_params *p)
+{
+    float *o = o_;
+    const float *a = a_;
+    (void)b_, (void)sb, (void)p;
+    if (sa)
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] * a[i];
+    else
+        for (int64_t i = 0; i < n; i++) o[i] = a[0] * a[0];
+}
 BIN_LOOP(pow_f64, double, double, double, , pow(x, y))
 BIN_LOOP(pow_f32_i32, float, int32_t, float, , powf(x, (float)y))
 BIN_LOOP(pow_f32_i64, float, int64_t, float, , (float)pow(x, (double)y))
@@ -479,7 +492,9 @@ mrt_status mrt_cpu_pow(mrt_op_ctx *ctx)
     bool xf = xt == MRT_DTYPE_FLOAT || xt == MRT_DTYPE_FLOAT16 || xt == MRT_DTYPE_BFLOAT16;
     bool yf = yt == MRT_DTYPE_FLOAT || yt == MRT_DTYPE_FLOAT16 || yt == MRT_DTYPE_BFLOAT16;
     mrt_ew_binary_fn fast[MRT_DTYPE_COUNT_] = {0};
-    if (xf && yf) fast[MRT_DTYPE_FLOAT] = pow_f32;
+    bool square = xf && yf && mrt_tensor_numel(y) == 1 && mrt_load_f64(yt, y->data, 0) == 2.0;
+    if (square) fast[MRT_DTYPE_FLOAT] = square_f32;
+    else if (xf && yf) fast[MRT_DTYPE_FLOAT] = pow_f32;
     else if (xt == MRT_DTYPE_DOUBLE && yt == MRT_DTYPE_DOUBLE) fast[xt] = pow_f64;
     else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT32) fast[xt] = pow_f32_i32;
     else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT64) fast[xt] = pow_f32_i64;

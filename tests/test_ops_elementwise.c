@@ -819,6 +819,39 @@ Test(elementwise_binary, legacy_broadcast_attributes)
     mrt_tensor_release(&c);
 }
 
+/* Pow(x, 2) is x * x, correctly rounded (the square of a float is exact in double): squares that are ties between
+   two floats (1 + 2^-12: 1 + 2^-11 + 2^-24), NaN, infinities, -0, overflow and underflow, and random values;
+   constant and runtime exponents, scalar and [1]-shaped */
+Test(elementwise_pow, square_is_correctly_rounded)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("elementwise_pow.square"));
+    enum { N = 4099 };
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){N}, -40, 40);
+    float *xv = x.data;
+    const float special[] = {1.0f + 0x1p-12f, -(1.0f + 0x1p-12f), 1.0f + 0x1p-12f + 0x1p-23f, NAN, INFINITY, -INFINITY, -0.0f,
+                             0.0f, 3e19f, 1e-23f, 0x1p-149f, 0x1.fffffep127f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) xv[i] = special[i];
+    for (int form = 0; form < 4; form++) {
+        mrt_tensor two = th_from_f64(MRT_DTYPE_FLOAT, form % 2, (int64_t[]){1}, (double[]){2.0});
+        th_case *c = th_begin("Pow", "", 15);
+        th_input(c, &x);
+        if (form < 2) th_input_const(c, &two);
+        else th_input(c, &two);
+        mrt_tensor y;
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        for (int i = 0; i < N; i++) {
+            float want = (float)((double)xv[i] * (double)xv[i]), got = ((float *)y.data)[i];
+            cr_assert(memcmp(&want, &got, sizeof want) == 0 || (isnan(want) && isnan(got)),
+                      "form %d: %a^2 = %a, want %a", form, (double)xv[i], (double)got, (double)want);
+        }
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&two);
+        th_free(c);
+    }
+    mrt_tensor_release(&x);
+}
+
 /* ------------------------------------------------------------------ Pow type mixes */
 
 Test(elementwise_pow, mixed_types)
