@@ -852,6 +852,40 @@ Test(elementwise_pow, square_is_correctly_rounded)
     mrt_tensor_release(&x);
 }
 
+/* Large binary ops outside the Add/Sub/Mul/Div fast path (here Pow: powf element by element) run as flat ranges on
+   the pool when each operand is whole or one element: every element against powf, on 1 and 2 threads */
+Test(elementwise_pow, large_operands_split_over_threads)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("elementwise_pow.large"));
+    enum { N = 3 * 4099 };
+    for (int form = 0; form < 3; form++) { /* x whole, y one; both whole; x one, y whole */
+        int64_t xs = form == 2 ? 1 : N, ys = form == 0 ? 1 : N;
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){xs == 1 ? 1 : 3, xs == 1 ? 1 : 4099}, 0.1, 3);
+        mrt_tensor y = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){ys == 1 ? 1 : 3, ys == 1 ? 1 : 4099}, -3, 3);
+        for (int threads = 1; threads <= 2; threads++) {
+            th_case *c = th_begin("Pow", "", 15);
+            th_input(c, &x);
+            th_input(c, &y);
+            mrt_session_options opt = mrt_session_options_default();
+            opt.n_threads = threads;
+            mrt_tensor z;
+            cr_assert_eq(th_run_opt(c, &opt, 1, &z), MRT_STATUS_OK, "%s", mrt_last_error());
+            cr_assert_eq(mrt_tensor_numel(&z), N);
+            for (int64_t i = 0; i < N; i++) {
+                float want = powf(((float *)x.data)[xs == 1 ? 0 : i], ((float *)y.data)[ys == 1 ? 0 : i]);
+                float got = ((float *)z.data)[i];
+                cr_assert(memcmp(&want, &got, sizeof want) == 0, "form %d, %d threads: element %lld is %a, want %a", form,
+                          threads, (long long)i, (double)got, (double)want);
+            }
+            mrt_tensor_release(&z);
+            th_free(c);
+        }
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&y);
+    }
+}
+
 /* ------------------------------------------------------------------ Pow type mixes */
 
 Test(elementwise_pow, mixed_types)
