@@ -678,6 +678,35 @@ Test(softmax, large_values_stable)
     }
 }
 
+/* float32 over the last axis (the rows path: a vectorised maximum, exps and a partial-sum order of its own), rows
+   long and short, against the float64 reference; one row with a NaN gives NaNs */
+Test(softmax, float_rows_long_and_short)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("softmax.float_rows"));
+    const int64_t shapes[][2] = {{5, 1500}, {7, 37}, {3, 16}, {4, 15}};
+    for (int kind = 0; kind < 2; kind++)
+        for (int i = 0; i < 4; i++) {
+            softmax_case(&r, kind, 13, MRT_DTYPE_FLOAT, 2, shapes[i], -1, false, -9, 9);
+            /* far below 0: a maximum taken as 0 would underflow every exp */
+            softmax_case(&r, kind, 13, MRT_DTYPE_FLOAT, 2, shapes[i], -1, false, -300, -290);
+        }
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){2, 40}, -3, 3);
+    ((float *)x.data)[40 + 33] = NAN; /* row 1, in the vector tail */
+    for (int kind = 0; kind < 2; kind++) {
+        th_case *c = th_begin(softmax_ops[kind], "", 13);
+        th_input(c, &x);
+        mrt_tensor y;
+        RUN_OK(c, 1, &y, "NaN row");
+        for (int j = 0; j < 80; j++)
+            cr_assert(j < 40 ? !isnan(((float *)y.data)[j]) : isnan(((float *)y.data)[j]), "%s: element %d",
+                      softmax_ops[kind], j);
+        mrt_tensor_release(&y);
+        th_free(c);
+    }
+    mrt_tensor_release(&x);
+}
+
 Test(softmax, hardmax_ties_pick_first)
 {
     int64_t shape[2] = {2, 4};
