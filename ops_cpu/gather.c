@@ -50,9 +50,20 @@ static mrt_status mrt_cpu_gather(mrt_op_ctx *ctx)
         MRT_TRY(fix_index(ctx, &ix[j], dim, j, axis));
     }
     mrt_mover m = mrt_mover_of(x->dtype);
-    for (int64_t o = 0; inner && o < outer; o++)
-        for (int64_t j = 0; j < n; j++)
-            mrt_mover_copy(&m, y->data, (o * n + j) * inner, x->data, (o * dim + ix[j]) * inner, inner);
+    /* single elements (a gather along the last axis) as typed copies: one memcpy call per element took 6.8 ns
+       (ConvBERT's span gathers, 38% of its run) */
+#define GATHER_ELEMENTS(T)                                                                                        \
+    for (int64_t o = 0; o < outer; o++)                                                                           \
+        for (int64_t j = 0; j < n; j++) ((T *)y->data)[o * n + j] = ((const T *)x->data)[o * dim + ix[j]];
+    if (inner == 1 && m.esize == 4) GATHER_ELEMENTS(uint32_t)
+    else if (inner == 1 && m.esize == 8) GATHER_ELEMENTS(uint64_t)
+    else if (inner == 1 && m.esize == 2) GATHER_ELEMENTS(uint16_t)
+    else if (inner == 1 && m.esize == 1) GATHER_ELEMENTS(uint8_t)
+    else
+        for (int64_t o = 0; inner && o < outer; o++)
+            for (int64_t j = 0; j < n; j++)
+                mrt_mover_copy(&m, y->data, (o * n + j) * inner, x->data, (o * dim + ix[j]) * inner, inner);
+#undef GATHER_ELEMENTS
     return mrt_mover_status(&m, ctx);
 }
 
