@@ -12,6 +12,7 @@
 
 #include "engine/registry.h"
 #include "engine/threadpool.h"
+#include "ops_cpu/simd.h"
 
 enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
 
@@ -165,10 +166,71 @@ static bool suppresses(const double *a, double area_a, const double *b, double a
     return inter / uni > iou_threshold;
 }
 
+/* The boxes kept so far in one class, as columns: corners and areas */
+typedef struct kept_boxes {
+    double *x0, *y0, *x1, *y1, *area;
+    int64_t n;
+} kept_boxes;
+
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+/* max_num / min_num on 8 lanes: maxpd/minpd keep the second operand unless the first compares greater (less), so a
+   NaN in b still needs a's value put back */
+__attribute__((target("avx512f"))) static inline __m512d max_num8(__m512d a, __m512d b)
+{
+    return _mm512_mask_mov_pd(_mm512_max_pd(a, b), _mm512_cmp_pd_mask(b, b, _CMP_UNORD_Q), a);
+}
+__attribute__((target("avx512f"))) static inline __m512d min_num8(__m512d a, __m512d b)
+{
+    return _mm512_mask_mov_pd(_mm512_min_pd(a, b), _mm512_cmp_pd_mask(b, b, _CMP_UNORD_Q), a);
+}
+
+/* suppresses(c, area_c, kept box j, ...) for 8 kept boxes at a time: the same IEEE operations per lane, each
+   `return false` of the scalar test a lane of the mask dropped (NLE_UQ: "not <=", true for NaN, as !(x <= y)) */
+__attribute__((target("avx512f"))) static bool any_suppresses_avx512(const double *c, double area_c, const kept_boxes *k,
+                                                                    double t)
+{
+    __m512d cx0 = _mm512_set1_pd(c[0]), cy0 = _mm512_set1_pd(c[1]), cx1 = _mm512_set1_pd(c[2]),
+            cy1 = _mm512_set1_pd(c[3]), ca = _mm512_set1_pd(area_c), zero = _mm512_setzero_pd(), th = _mm512_set1_pd(t);
+    for (int64_t j = 0; j < k->n; j += 8) {
+        __mmask8 in = k->n - j >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (k->n - j)) - 1u);
+        __m512d bx0 = _mm512_maskz_loadu_pd(in, k->x0 + j), by0 = _mm512_maskz_loadu_pd(in, k->y0 + j);
+        __m512d bx1 = _mm512_maskz_loadu_pd(in, k->x1 + j), by1 = _mm512_maskz_loadu_pd(in, k->y1 + j);
+        __m512d ba = _mm512_maskz_loadu_pd(in, k->area + j);
+        __m512d ix0 = max_num8(cx0, bx0), ix1 = min_num8(cx1, bx1), iy0 = max_num8(cy0, by0), iy1 = min_num8(cy1, by1);
+        __mmask8 m = _mm512_mask_cmp_pd_mask(in, ix1, ix0, _CMP_NLE_UQ);
+        m = _mm512_mask_cmp_pd_mask(m, iy1, iy0, _CMP_NLE_UQ);
+        if (!m) continue;
+        __m512d inter = _mm512_mul_pd(_mm512_sub_pd(ix1, ix0), _mm512_sub_pd(iy1, iy0));
+        __m512d uni = _mm512_sub_pd(_mm512_add_pd(ca, ba), inter);
+        m = _mm512_mask_cmp_pd_mask(m, inter, zero, _CMP_NLE_UQ);
+        m = _mm512_mask_cmp_pd_mask(m, ca, zero, _CMP_NLE_UQ);
+        m = _mm512_mask_cmp_pd_mask(m, ba, zero, _CMP_NLE_UQ);
+        m = _mm512_mask_cmp_pd_mask(m, uni, zero, _CMP_NLE_UQ);
+        m = _mm512_mask_cmp_pd_mask(m, _mm512_div_pd(inter, uni), th, _CMP_GT_OQ);
+        if (m) return true;
+    }
+    return false;
+}
+#endif
+
+/* Whether a kept box suppresses candidate c: every pair tested, so the order does not matter */
+static bool any_suppresses(const double *c, double area_c, const kept_boxes *k, double t)
+{
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    if (mrt_cpu_has_avx512f()) return any_suppresses_avx512(c, area_c, k, t);
+#endif
+    for (int64_t j = 0; j < k->n; j++) {
+        double b[4] = {k->x0[j], k->y0[j], k->x1[j], k->y1[j]};
+        if (suppresses(c, area_c, b, k->area[j], t)) return true;
+    }
+    return false;
+}
+
 /* Greedy selection over every (batch, class). Each candidate is compared with the boxes kept so far, so a class
    with n candidates costs up to n * kept IoU tests: the corners and areas are worked out once per batch (SSDlite's
    one-class batched NMS over ~6000 boxes took 1.85 s when each test decoded both boxes again, against ONNX
-   Runtime's 0.16 s for the whole model). */
+   Runtime's 0.16 s for the whole model), and the kept boxes are columns that AVX-512 tests 8 at a time (27000
+   candidates, 11089 kept: 470 ms as scalar tests). */
 static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
 {
     const mrt_tensor *boxes = mrt_input(ctx, 0), *scores = mrt_input(ctx, 1), *mo = mrt_input(ctx, 2);
@@ -183,13 +245,14 @@ static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
     if (max_out > nbox) max_out = nbox;
     size_t nalloc = (size_t)(nbox ? nbox : 1);
     nms_box *cand = malloc(nalloc * sizeof *cand);
-    int64_t *kept = malloc(nalloc * sizeof *kept);
     double *cor = malloc(nalloc * 4 * sizeof *cor), *area = malloc(nalloc * sizeof *area);
+    double *kcols = malloc(nalloc * 5 * sizeof *kcols);
+    kept_boxes kept = {kcols, kcols + nalloc, kcols + 2 * nalloc, kcols + 3 * nalloc, kcols + 4 * nalloc, 0};
     /* at most max_out per (batch, class): the result fits in nb * ncls * max_out triples */
     int64_t cap = nb * ncls * max_out, n_sel = 0;
     int64_t *sel = malloc((size_t)(cap ? cap : 1) * 3 * sizeof *sel);
     mrt_status st =
-        cand && kept && cor && area && sel ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        cand && kcols && cor && area && sel ? MRT_STATUS_OK : mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory");
     for (int64_t b = 0; !st && b < nb; b++) {
         for (int64_t i = 0; i < nbox && max_out > 0; i++) {
             double *c = cor + i * 4;
@@ -197,19 +260,19 @@ static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
             area[i] = (c[2] - c[0]) * (c[3] - c[1]);
         }
         for (int64_t c = 0; c < ncls && max_out > 0; c++) {
-            int64_t n = 0, n_kept = 0;
+            int64_t n = 0;
+            kept.n = 0;
             for (int64_t i = 0; i < nbox; i++) {
                 double s = mrt_load_f64(scores->dtype, scores->data, (b * ncls + c) * nbox + i);
                 if (!has_score_t || s > score_t) cand[n++] = (nms_box){s, i};
             }
             qsort(cand, (size_t)n, sizeof *cand, cmp_nms);
-            for (int64_t k = 0; k < n && n_kept < max_out; k++) {
+            for (int64_t k = 0; k < n && kept.n < max_out; k++) {
                 int64_t ik = cand[k].index;
-                bool keep = true;
-                for (int64_t j = 0; j < n_kept && keep; j++)
-                    keep = !suppresses(cor + ik * 4, area[ik], cor + kept[j] * 4, area[kept[j]], iou_t);
-                if (!keep) continue;
-                kept[n_kept++] = ik;
+                const double *ck = cor + ik * 4;
+                if (any_suppresses(ck, area[ik], &kept, iou_t)) continue;
+                kept.x0[kept.n] = ck[0], kept.y0[kept.n] = ck[1], kept.x1[kept.n] = ck[2], kept.y1[kept.n] = ck[3];
+                kept.area[kept.n++] = area[ik];
                 sel[n_sel * 3] = b, sel[n_sel * 3 + 1] = c, sel[n_sel * 3 + 2] = ik;
                 n_sel++;
             }
@@ -219,7 +282,7 @@ static mrt_status mrt_cpu_nms(mrt_op_ctx *ctx)
     if (!st) st = mrt_output_alloc(ctx, 0, MRT_DTYPE_INT64, 2, (int64_t[]){n_sel, 3}, &y);
     if (!st && y && n_sel) memcpy(y->data, sel, (size_t)n_sel * 3 * sizeof *sel);
     free(cand);
-    free(kept);
+    free(kcols);
     free(cor);
     free(area);
     free(sel);

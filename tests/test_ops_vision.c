@@ -471,19 +471,29 @@ typedef struct nms_case {
     double iou;        /* < 0: input left out */
     double score;      /* NAN: input left out */
     bool ties;         /* scores on a coarse lattice, so many are equal */
+    int64_t n;         /* boxes per batch (0: 14) */
+    bool odd_boxes;    /* some boxes with a NaN corner, some of zero width */
 } nms_case;
 
 static void run_nms(th_rng *rng, const nms_case *k)
 {
-    const int64_t B = 2, C = 3, N = 14;
-    double bv[B * N * 4], sv[B * C * N];
+    const int64_t B = 2, C = 3, N = k->n ? k->n : 14;
+    double *bv = malloc((size_t)(B * N * 4) * sizeof *bv), *sv = malloc((size_t)(B * C * N) * sizeof *sv);
+    int64_t *sel = malloc((size_t)(B * C * N * 3) * sizeof *sel);
+    double extent = 8 * sqrt((double)N / 14); /* as dense as with 14 boxes */
     for (int64_t i = 0; i < B * N; i++) {
         double *b = bv + i * 4;
         if (k->center == 1) {
-            b[0] = th_rng_uniform(rng, 0, 8), b[1] = th_rng_uniform(rng, 0, 8);
+            b[0] = th_rng_uniform(rng, 0, extent), b[1] = th_rng_uniform(rng, 0, extent);
             b[2] = th_rng_uniform(rng, 0.5, 5), b[3] = th_rng_uniform(rng, 0.5, 5);
-        } else { /* corners in either order */
-            for (int q = 0; q < 4; q++) b[q] = th_rng_uniform(rng, 0, 8);
+        } else { /* corners in either order, boxes up to 8 wide */
+            b[0] = th_rng_uniform(rng, 0, extent), b[1] = th_rng_uniform(rng, 0, extent);
+            b[2] = b[0] + th_rng_uniform(rng, -8, 8), b[3] = b[1] + th_rng_uniform(rng, -8, 8);
+        }
+        if (k->odd_boxes && i % 17 == 3) b[i % 4] = NAN;
+        if (k->odd_boxes && i % 19 == 5) { /* zero width */
+            if (k->center == 1) b[2] = 0;
+            else b[0] = b[2];
         }
     }
     memcpy(bv + 5 * 4, bv + 2 * 4, 4 * sizeof *bv); /* an identical pair */
@@ -514,7 +524,7 @@ static void run_nms(th_rng *rng, const nms_case *k)
     mrt_tensor y = {0};
     cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
     double *bd = th_to_f64(&boxes), *sd = th_to_f64(&scores);
-    int64_t cap = B * C * N, sel[B * C * N * 3];
+    int64_t cap = B * C * N;
     /* thresholds are float tensors: compare with the float value */
     int64_t n = vision_ref_nms(B, C, N, bd, sd, k->center == 1, k->max_out < 0 ? 0 : k->max_out,
                                has_iou ? (double)(float)k->iou : 0, has_score, has_score ? (double)(float)k->score : 0,
@@ -529,6 +539,9 @@ static void run_nms(th_rng *rng, const nms_case *k)
                      (long long)(i / 3), (long long)(i % 3), (long long)((int64_t *)y.data)[i], (long long)sel[i]);
     free(bd);
     free(sd);
+    free(bv);
+    free(sv);
+    free(sel);
     mrt_tensor *all[] = {&y, &boxes, &scores, &mo, &iou, &st};
     for (int i = 0; i < 6; i++) mrt_tensor_release(all[i]);
     th_free(c);
@@ -555,6 +568,20 @@ Test(vision, nms_box_formats_thresholds_limits)
     run_nms(&rng, &no_iou);
     nms_case neg = {11, MRT_DTYPE_FLOAT, 0, -3, 0.5, NAN, false}; /* negative limit selects nothing */
     run_nms(&rng, &neg);
+}
+
+/* Hundreds of boxes (the kept ones are tested 8 at a time on AVX-512), with NaN corners and zero-width boxes */
+Test(vision, nms_many_boxes_nan_and_degenerate)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.nms_many"));
+    for (int center = 0; center <= 1; center++)
+        for (int odd = 0; odd <= 1; odd++) {
+            nms_case k = {11, MRT_DTYPE_FLOAT, center, 1000, 0.3, NAN, false, 300, odd};
+            run_nms(&rng, &k);
+            nms_case t = {11, MRT_DTYPE_FLOAT, center, 40, 0.6, 0.2, true, 133, odd};
+            run_nms(&rng, &t);
+        }
 }
 
 Test(vision, nms_double_float16)
