@@ -169,7 +169,13 @@ static mrt_status mrt_cpu_gather_elements(mrt_op_ctx *ctx)
     int64_t *off, n = mrt_tensor_numel(idx);
     MRT_TRY(element_offsets(ctx, idx, x->rank, x->shape, norm_axis(ctx, x->rank, 0), &off));
     mrt_mover m = mrt_mover_of(x->dtype);
-    for (int64_t i = 0; i < n; i++) mrt_mover_copy(&m, y->data, i, x->data, off[i], 1);
+    /* 4- and 8-byte elements as typed copies: a memcpy call each cost 7 ns (Faster R-CNN's box pooling) */
+    if (m.esize == 4)
+        for (int64_t i = 0; i < n; i++) ((uint32_t *)y->data)[i] = ((const uint32_t *)x->data)[off[i]];
+    else if (m.esize == 8)
+        for (int64_t i = 0; i < n; i++) ((uint64_t *)y->data)[i] = ((const uint64_t *)x->data)[off[i]];
+    else
+        for (int64_t i = 0; i < n; i++) mrt_mover_copy(&m, y->data, i, x->data, off[i], 1);
     return mrt_mover_status(&m, ctx);
 }
 
@@ -182,7 +188,14 @@ static mrt_status mrt_cpu_scatter_elements(mrt_op_ctx *ctx)
     MRT_TRY(mrt_mover_copy_all(ctx, y, x));
     mrt_mover m = mrt_mover_of(x->dtype);
     red_kind r = reduction_of(ctx);
-    for (int64_t i = 0; i < n; i++) reduce_into(&m, r, y->data, off[i], upd->data, i, 1);
+    /* plain stores of 4- and 8-byte elements typed (Faster R-CNN's box pooling: 7.5 ns an element through the
+       generic reduce); later indices win, as in the loop below */
+    if (r == RED_NONE && m.esize == 4)
+        for (int64_t i = 0; i < n; i++) ((uint32_t *)y->data)[off[i]] = ((const uint32_t *)upd->data)[i];
+    else if (r == RED_NONE && m.esize == 8)
+        for (int64_t i = 0; i < n; i++) ((uint64_t *)y->data)[off[i]] = ((const uint64_t *)upd->data)[i];
+    else
+        for (int64_t i = 0; i < n; i++) reduce_into(&m, r, y->data, off[i], upd->data, i, 1);
     return mrt_mover_status(&m, ctx);
 }
 
