@@ -137,21 +137,28 @@ static bool scalar_operand(const mrt_exec *e, const mrt_node *nd, int x, float *
     return true;
 }
 
+/* The steps after p that read x: *first the op_type node reading it as input 0, *mul a Mul (-1 where none) */
+static void readers_of(const mrt_exec *e, int p, int x, const char *op_type, int *first, int *mul)
+{
+    *first = *mul = -1;
+    for (int s = p + 1; s < e->n_steps; s++) {
+        const mrt_node *n = node_of(e, s);
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] == x) {
+                if (is_op(n, op_type) && i == 0) *first = s;
+                else if (is_op(n, "Mul")) *mul = s;
+            }
+    }
+}
+
 /* GELU written out (mrt_gelu_erf_nodes): x read by exactly Div(x, div) and Mul(x, a); Div -> Erf -> Add(., add) -> a,
    each read by the next alone; the Mul's product read alone by Mul(., mul). Fills op, the five steps into absorbed
    and the values they skip into fused_away; the chain's output in *y. */
 static bool gelu_erf_chain(fuse_scan *fs, int p, int x, mrt_post_op *op, int *absorbed, uint8_t *fused_away, int *y)
 {
     mrt_exec *e = fs->e;
-    int div = -1, mul1 = -1;
-    for (int s = p + 1; s < e->n_steps; s++) {
-        const mrt_node *n = node_of(e, s);
-        for (int i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] == x) {
-                if (is_op(n, "Div") && i == 0) div = s;
-                else if (is_op(n, "Mul")) mul1 = s;
-            }
-    }
+    int div, mul1;
+    readers_of(e, p, x, "Div", &div, &mul1);
     if (div < 0 || mul1 < 0 || !fusable_step(&e->steps[div]) || !fusable_step(&e->steps[mul1])) return false;
     mrt_gelu_erf_nodes g;
     bool div_first;
@@ -228,15 +235,8 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
         }
         /* SiLU: x read by exactly Sigmoid(x) -> s and Mul(x, s), s read by the Mul alone */
         if (r < 0 && plain_value(fs, x) && fs->readers[x] == 2 && stage <= AT_ACT) {
-            int sig = -1, mul = -1;
-            for (int s = p + 1; s < e->n_steps; s++) {
-                const mrt_node *n = node_of(e, s);
-                for (int i = 0; i < n->n_inputs; i++)
-                    if (n->inputs[i] == x) {
-                        if (is_op(n, "Sigmoid") && i == 0) sig = s;
-                        else if (is_op(n, "Mul")) mul = s;
-                    }
-            }
+            int sig, mul;
+            readers_of(e, p, x, "Sigmoid", &sig, &mul);
             if (sig < 0 || mul < 0) break;
             int sv = node_of(e, sig)->outputs[0];
             const mrt_node *mn = node_of(e, mul);

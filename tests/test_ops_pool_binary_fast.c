@@ -131,6 +131,47 @@ Test(fastpath, global_max_negative)
     th_free(c);
 }
 
+/* A random 2-D pool geometry: kernels 1-4, strides up to max_stride, pads below the kernel, widths up to
+   max_extra past the kernel; MaxPool gets NaNs, AveragePool count_include_pad either way. The label says it all. */
+static fpool random_fpool(th_rng *r, const char *op, int it, int64_t max_stride, int64_t max_extra, char *label,
+                          size_t label_len)
+{
+    fpool fp = {op, th_rng_int(r, 1, 2), th_rng_int(r, 1, 3)};
+    fp.kh = th_rng_int(r, 1, 4);
+    fp.kw = th_rng_int(r, 1, 4);
+    fp.sh = th_rng_int(r, 1, max_stride);
+    fp.sw = th_rng_int(r, 1, max_stride);
+    for (int k = 0; k < 4; k++) fp.pads[k] = th_rng_int(r, 0, (k % 2 ? fp.kw : fp.kh) - 1);
+    fp.h = fp.kh + th_rng_int(r, 0, 12);
+    fp.w = fp.kw + th_rng_int(r, 0, max_extra);
+    fp.ceil_mode = th_rng_int(r, 0, 1);
+    bool max = strcmp(op, "MaxPool") == 0;
+    fp.n_nan = max ? (int)th_rng_int(r, 0, 2) : 0;
+    fp.include_pad = !max && th_rng_int(r, 0, 1);
+    snprintf(label, label_len,
+             "%s %d: [%lld,%lld,%lld,%lld] k %lldx%lld s %lldx%lld pads %lld,%lld,%lld,%lld ceil %d NaN %d incl %d", op,
+             it, (long long)fp.n, (long long)fp.c, (long long)fp.h, (long long)fp.w, (long long)fp.kh, (long long)fp.kw,
+             (long long)fp.sh, (long long)fp.sw, (long long)fp.pads[0], (long long)fp.pads[1], (long long)fp.pads[2],
+             (long long)fp.pads[3], fp.ceil_mode, fp.n_nan, fp.include_pad);
+    return fp;
+}
+
+/* The fixed cases, then n_random random ones (random_fpool) */
+static void run_pool_cases(th_rng *r, const char *op, const fpool *fixed, size_t n_fixed, int n_random,
+                           int64_t max_stride, int64_t max_extra)
+{
+    for (size_t i = 0; i < n_fixed; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "%s fixed %zu", op, i);
+        run_fpool(r, &fixed[i], label);
+    }
+    for (int it = 0; it < n_random; it++) {
+        char label[200];
+        fpool fp = random_fpool(r, op, it, max_stride, max_extra, label, sizeof label);
+        run_fpool(r, &fp, label);
+    }
+}
+
 Test(fastpath, maxpool2d)
 {
     th_rng r;
@@ -143,32 +184,7 @@ Test(fastpath, maxpool2d)
         {"MaxPool", 1, 2, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, 0},
         {"MaxPool", 1, 1, 4, 5000, 2, 2, 1, 1, {0, 0, 0, 0}, false, 1}, /* rows past the buffer: generic path */
     };
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "MaxPool fixed %zu", i);
-        run_fpool(&r, &fixed[i], label);
-    }
-    for (int it = 0; it < 120; it++) {
-        fpool fp = {"MaxPool", th_rng_int(&r, 1, 2), th_rng_int(&r, 1, 3)};
-        fp.kh = th_rng_int(&r, 1, 4);
-        fp.kw = th_rng_int(&r, 1, 4);
-        fp.sh = th_rng_int(&r, 1, 3);
-        fp.sw = th_rng_int(&r, 1, 3);
-        fp.pads[0] = th_rng_int(&r, 0, fp.kh - 1);
-        fp.pads[1] = th_rng_int(&r, 0, fp.kw - 1);
-        fp.pads[2] = th_rng_int(&r, 0, fp.kh - 1);
-        fp.pads[3] = th_rng_int(&r, 0, fp.kw - 1);
-        fp.h = fp.kh + th_rng_int(&r, 0, 12);
-        fp.w = fp.kw + th_rng_int(&r, 0, 12);
-        fp.ceil_mode = th_rng_int(&r, 0, 1);
-        fp.n_nan = (int)th_rng_int(&r, 0, 2);
-        char label[200];
-        snprintf(label, sizeof label, "MaxPool %d: [%lld,%lld,%lld,%lld] k %lldx%lld s %lldx%lld pads %lld,%lld,%lld,%lld ceil %d NaN %d",
-                 it, (long long)fp.n, (long long)fp.c, (long long)fp.h, (long long)fp.w, (long long)fp.kh,
-                 (long long)fp.kw, (long long)fp.sh, (long long)fp.sw, (long long)fp.pads[0], (long long)fp.pads[1],
-                 (long long)fp.pads[2], (long long)fp.pads[3], fp.ceil_mode, fp.n_nan);
-        run_fpool(&r, &fp, label);
-    }
+    run_pool_cases(&r, "MaxPool", fixed, sizeof fixed / sizeof fixed[0], 120, 3, 12);
 }
 
 /* 2-D AveragePool: rows of eight outputs whose windows lie inside the row (stride 1) go by vector, the rest one by
@@ -186,29 +202,7 @@ Test(fastpath, avgpool2d)
         {"AveragePool", 1, 2, 16, 16, 2, 2, 2, 2, {0, 0, 0, 0}, false, 0, false}, /* ResNet-D shortcut: stride 2 */
         {"AveragePool", 1, 1, 3, 9, 4, 4, 1, 1, {3, 3, 3, 3}, false, 0, true}, /* rows with no valid taps */
     };
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "AveragePool fixed %zu", i);
-        run_fpool(&r, &fixed[i], label);
-    }
-    for (int it = 0; it < 80; it++) {
-        fpool fp = {"AveragePool", th_rng_int(&r, 1, 2), th_rng_int(&r, 1, 3)};
-        fp.kh = th_rng_int(&r, 1, 4);
-        fp.kw = th_rng_int(&r, 1, 4);
-        fp.sh = th_rng_int(&r, 1, 2);
-        fp.sw = th_rng_int(&r, 1, 2);
-        for (int k = 0; k < 4; k++) fp.pads[k] = th_rng_int(&r, 0, (k % 2 ? fp.kw : fp.kh) - 1);
-        fp.h = fp.kh + th_rng_int(&r, 0, 12);
-        fp.w = fp.kw + th_rng_int(&r, 0, 30);
-        fp.ceil_mode = th_rng_int(&r, 0, 1);
-        fp.include_pad = th_rng_int(&r, 0, 1);
-        char label[200];
-        snprintf(label, sizeof label, "AveragePool %d: [%lld,%lld,%lld,%lld] k %lldx%lld s %lldx%lld pads %lld,%lld,%lld,%lld ceil %d incl %d",
-                 it, (long long)fp.n, (long long)fp.c, (long long)fp.h, (long long)fp.w, (long long)fp.kh,
-                 (long long)fp.kw, (long long)fp.sh, (long long)fp.sw, (long long)fp.pads[0], (long long)fp.pads[1],
-                 (long long)fp.pads[2], (long long)fp.pads[3], fp.ceil_mode, fp.include_pad);
-        run_fpool(&r, &fp, label);
-    }
+    run_pool_cases(&r, "AveragePool", fixed, sizeof fixed / sizeof fixed[0], 80, 2, 30);
 }
 
 /* ------------------------------------------------------------------ Add, Sub, Mul, Div */

@@ -42,6 +42,22 @@ static void reference(const double *x, int64_t h, int64_t w, int64_t oh, int64_t
         }
 }
 
+/* Resize-13 of x by scales sc with (mode, coordinate_transformation_mode, nearest_mode) cs */
+static mrt_tensor run_resize(mrt_tensor *x, mrt_tensor *sc, const char *const *cs)
+{
+    th_case *c = th_begin("Resize", "", 13);
+    th_input(c, x);
+    th_input_absent(c);
+    th_input(c, sc);
+    th_attr_string(c, "mode", cs[0]);
+    th_attr_string(c, "coordinate_transformation_mode", cs[1]);
+    th_attr_string(c, "nearest_mode", cs[2]);
+    mrt_tensor y;
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    th_free(c);
+    return y;
+}
+
 Test(resize, bilinear_and_nearest_against_reference)
 {
     th_rng r;
@@ -60,14 +76,7 @@ Test(resize, bilinear_and_nearest_against_reference)
         /* the reference uses the float32 scales the op sees */
         sh = ((float *)sc.data)[2];
         sw = ((float *)sc.data)[3];
-        th_case *c = th_begin("Resize", "", 13);
-        th_input(c, &x);
-        th_input_absent(c);
-        th_input(c, &sc);
-        th_attr_string(c, "mode", cs[0]);
-        th_attr_string(c, "coordinate_transformation_mode", cs[1]);
-        th_attr_string(c, "nearest_mode", cs[2]);
-        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        y = run_resize(&x, &sc, cs);
         double *want = malloc((size_t)(oh * ow + 1) * sizeof(double));
         reference(x.data, h, w, oh, ow, sh, sw, cs[0], cs[1], want);
         char why[256];
@@ -77,7 +86,6 @@ Test(resize, bilinear_and_nearest_against_reference)
         mrt_tensor_release(&y);
         mrt_tensor_release(&x);
         mrt_tensor_release(&sc);
-        th_free(c);
     }
 }
 
@@ -98,14 +106,7 @@ Test(resize, float32_planes_against_reference)
             int64_t oh = (int64_t)floor(h * sh), ow = (int64_t)floor(w * sw);
             mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, C, h, w}, -1, 1), y;
             mrt_tensor sc = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){4}, (double[]){1, 1, sh, sw});
-            th_case *c = th_begin("Resize", "", 13);
-            th_input(c, &x);
-            th_input_absent(c);
-            th_input(c, &sc);
-            th_attr_string(c, "mode", cs[0]);
-            th_attr_string(c, "coordinate_transformation_mode", cs[1]);
-            th_attr_string(c, "nearest_mode", cs[2]);
-            cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+            y = run_resize(&x, &sc, cs);
             double *xd = th_to_f64(&x), *want = malloc((size_t)(N * C * oh * ow) * sizeof(double));
             for (int64_t p = 0; p < N * C; p++)
                 reference(xd + p * h * w, h, w, oh, ow, sh, sw, cs[0], cs[1], want + p * oh * ow);
@@ -119,7 +120,6 @@ Test(resize, float32_planes_against_reference)
             mrt_tensor_release(&y);
             mrt_tensor_release(&x);
             mrt_tensor_release(&sc);
-            th_free(c);
         }
 }
 
