@@ -1,8 +1,8 @@
 /* CPU kernels: MaxPool 1-22 (float/double/int8/uint8, float16/bfloat16 via float; Indices with storage_order),
  * AveragePool 1-22, LpPool 1-22, GlobalAveragePool/GlobalMaxPool 1/22, GlobalLpPool 1/2/22, MaxRoiPool 1/22,
- * MaxUnpool 9/11/22. N-D windows with pads, strides, dilations and ceil_mode. The float32 2-D MaxPool and the
- * float32 global pools have vectorised fast paths threaded over the (image, channel) planes; the rest is
- * single-threaded. */
+ * MaxUnpool 9/11/22. N-D windows with pads, strides, dilations and ceil_mode. The float32 2-D MaxPool and
+ * AveragePool and the float32 global pools have vectorised fast paths threaded over the (image, channel) planes;
+ * the rest is single-threaded. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
