@@ -181,7 +181,9 @@ mrt_status mrt_ew_run_binary(mrt_op_ctx *ctx, const mrt_ew_binary_fn *fns, const
        whole bytes, no half conversions: flat ranges on the pool (GPT-2's Pow(x, 3) took 0.9 ms a node on one
        thread) */
     int64_t n = mrt_tensor_numel(out), na = mrt_tensor_numel(a), nb = mrt_tensor_numel(b);
-    bool bytes = mrt_dtype_bits(a->dtype) % 8 == 0 && mrt_dtype_bits(b->dtype) % 8 == 0 && mrt_dtype_bits(out->dtype) % 8 == 0;
+    bool bytes = elem_size(a->dtype) && elem_size(b->dtype) && elem_size(out->dtype) && mrt_dtype_bits(a->dtype) % 8 == 0 &&
+                 mrt_dtype_bits(b->dtype) % 8 == 0 && mrt_dtype_bits(out->dtype) % 8 == 0 && a->dtype != MRT_DTYPE_STRING &&
+                 b->dtype != MRT_DTYPE_STRING;
     if (!c.conv && bytes && n >= 4096 && (na == n || na == 1) && (nb == n || nb == 1)) {
         bin_flat f = {&c, a->data, b->data, out->data, elem_size(a->dtype), elem_size(b->dtype), elem_size(out->dtype),
                       na == n, nb == n};
