@@ -275,9 +275,8 @@ UN_FLOAT(celu, const float al = (float)p->alpha;, x >= 0 ? x : al * expm1f(x / a
 UN_FLOAT(threlu, const float al = (float)p->alpha;, x > al ? x : 0.0f, const double al = p->alpha;,
          x > al ? x : 0.0)
 /* clamp written with comparisons so NaN passes through (fminf/fmaxf would drop it) */
-#define HSIG_F(v) ((v) < 0 ? 0.0f : (v) > 1 ? 1.0f : (v))
 #define HSIG_D(v) ((v) < 0 ? 0.0 : (v) > 1 ? 1.0 : (v))
-UN_FLOAT(hsig, const float al = (float)p->alpha; const float be = (float)p->beta;, HSIG_F(al * x + be),
+UN_FLOAT(hsig, const float al = (float)p->alpha; const float be = (float)p->beta;, mrt_clamp01_f32(al * x + be),
          const double al = p->alpha; const double be = p->beta;, HSIG_D(al * x + be))
 UN_FLOAT(hswish, , mrt_hardswish_f32(x), , x * HSIG_D(x * (1.0 / 6.0) + 0.5))
 UN_FLOAT(softplus, , softplus_f(x), , softplus_d(x))

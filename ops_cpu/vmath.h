@@ -31,14 +31,12 @@ void mrt_vgelu_f32(float *y, const float *x, int64_t n);
    five nodes, in one pass (engine/fuse.c fuses the chain into its producer). */
 void mrt_vgelu_erf_nodes_f32(float *y, int64_t n, const mrt_gelu_erf_nodes *g);
 
-/* HardSwish(x) = x * max(0, min(1, x / 6 + 0.5)), the clamp by comparisons so NaN passes through (fminf/fmaxf
-   would drop it). The stand-alone HardSwish kernel and the post-op fused into a Conv (MobileNetV3, EfficientNet-
-   Lite) both use this; built with -std=c11, GCC contracts nothing into an FMA, so every clone gives these bits. */
-static inline float mrt_hardswish_f32(float x)
-{
-    float v = x * (1.0f / 6.0f) + 0.5f;
-    return x * (v < 0 ? 0.0f : v > 1 ? 1.0f : v);
-}
+/* HardSigmoid's clamp to [0, 1] and HardSwish(x) = x * max(0, min(1, x / 6 + 0.5)), the clamp by comparisons so NaN
+   passes through (fminf/fmaxf would drop it). The stand-alone kernels and the post-op fused into a Conv (MobileNetV3,
+   EfficientNet-Lite) use these; built with -std=c11, GCC contracts nothing into an FMA, so every clone gives these
+   bits. */
+static inline float mrt_clamp01_f32(float v) { return v < 0 ? 0.0f : v > 1 ? 1.0f : v; }
+static inline float mrt_hardswish_f32(float x) { return x * mrt_clamp01_f32(x * (1.0f / 6.0f) + 0.5f); }
 
 #ifdef __cplusplus
 }

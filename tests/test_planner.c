@@ -72,14 +72,21 @@ Test(planner, fused_run_is_bit_identical_to_unfused)
     mrt_tensor_release(&y2);
 }
 
-/* x -> Shape -> Gather(0) -> Unsqueeze -> Concat(with [-1]) -> Reshape(x): the shape arithmetic folds. */
-Test(planner, shape_chain_folds_once_input_shapes_are_known)
+/* An empty model (graph "g", the default domain at `opset`) whose graph inputs are the NULL-terminated names */
+static mrt_model *empty_model(int opset, const char *const *inputs)
 {
     mrt_model *m = mrt_model_new();
     m->graph = mrt_graph_new("g");
-    mrt_model_set_opset(m, "", 13);
+    mrt_model_set_opset(m, "", opset);
+    for (int i = 0; inputs[i]; i++) mrt_graph_add_input(m->graph, inputs[i], NULL, NULL);
+    return m;
+}
+
+/* x -> Shape -> Gather(0) -> Unsqueeze -> Concat(with [-1]) -> Reshape(x): the shape arithmetic folds. */
+Test(planner, shape_chain_folds_once_input_shapes_are_known)
+{
+    mrt_model *m = empty_model(13, (const char *[]){"x", NULL});
     mrt_graph *g = m->graph;
-    mrt_graph_add_input(g, "x", NULL, NULL);
     mrt_tensor zero = th_vec_i64(1, (int64_t[]){0}), minus1 = th_vec_i64(1, (int64_t[]){-1}), axes = th_vec_i64(1, (int64_t[]){0});
     mrt_tensor idx = th_scalar_i64(0);
     mrt_graph_set_initializer(g, "idx", &idx);
@@ -170,12 +177,8 @@ Test(planner, attribute_type_mismatch_is_an_error)
    every row), while Relu(t) over a same-size, dying t may. Checked against a float64 reference computed here. */
 Test(planner, inplace_only_where_input_is_not_broadcast)
 {
-    mrt_model *m = mrt_model_new();
-    m->graph = mrt_graph_new("g");
-    mrt_model_set_opset(m, "", 14);
+    mrt_model *m = empty_model(14, (const char *[]){"x", "big", NULL});
     mrt_graph *g = m->graph;
-    mrt_graph_add_input(g, "x", NULL, NULL);
-    mrt_graph_add_input(g, "big", NULL, NULL);
     mrt_node *n;
     mrt_graph_add_node(g, "neg", "Neg", "", 1, (const char *[]){"x"}, 1, (const char *[]){"a"}, &n);
     mrt_graph_add_node(g, "add", "Add", "", 2, (const char *[]){"a", "big"}, 1, (const char *[]){"t"}, &n);
@@ -228,11 +231,7 @@ Test(planner, workspace_over_the_allocation_limit_names_the_node)
 /* An empty opset-17 model with graph inputs "x" and "r", and a generator for its weights */
 static mrt_model *x_r_model(const char *weights_seed, th_rng *rr)
 {
-    mrt_model *m = mrt_model_new();
-    m->graph = mrt_graph_new("g");
-    mrt_model_set_opset(m, "", 17);
-    mrt_graph_add_input(m->graph, "x", NULL, NULL);
-    mrt_graph_add_input(m->graph, "r", NULL, NULL);
+    mrt_model *m = empty_model(17, (const char *[]){"x", "r", NULL});
     th_rng_init(rr, th_seed(weights_seed));
     return m;
 }
@@ -572,12 +571,8 @@ Test(planner, input_scale_is_not_fused_where_its_product_is_read_or_the_conv_is_
 Test(planner, run_time_tensors_die_after_their_last_reader)
 {
     enum { N = 4096, NEGS = 6 };
-    mrt_model *m = mrt_model_new();
-    m->graph = mrt_graph_new("g");
-    mrt_model_set_opset(m, "", 16);
+    mrt_model *m = empty_model(16, (const char *[]){"x", "cond", NULL});
     mrt_graph *g = m->graph;
-    mrt_graph_add_input(g, "x", NULL, NULL);
-    mrt_graph_add_input(g, "cond", NULL, NULL);
     mrt_node *n;
     mrt_graph_add_node(g, "nz", "NonZero", "", 1, (const char *[]){"x"}, 1, (const char *[]){"idx"}, &n);
     mrt_graph_add_node(g, "cast", "Cast", "", 1, (const char *[]){"idx"}, 1, (const char *[]){"c"}, &n);
