@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/opdef/resize.h"
+#include "ops_cpu/simd.h"
 
 typedef struct axis_table {
     int n;              /* neighbours per output coordinate (1, 2 or 4; more with antialias) */
@@ -141,17 +142,72 @@ typedef struct resize2_job {
     double extrapolation;
 } resize2_job;
 
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+/* One output row of a linear resize (two neighbours on both axes, nothing outside), 8 columns at a time: the sums
+   of the scalar loop below, term for term. Each weight is the double product wh * ww, each term w * x rounded
+   before it is added (mul then add, no FMA), a term whose weight is 0 left out (a masked add: with an infinite or
+   NaN neighbour, 0 * x would not be 0), the sum started from +0. Returns how many columns it wrote (a multiple
+   of 8); the scalar loop does the rest. */
+__attribute__((target("avx512f"))) static int64_t linear_row_avx512(const float *r0, const float *r1, int64_t iw, const double *wh,
+                                                                   const axis_table *tw, int64_t ow_n, float *y)
+{
+    const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    const __m512d wh0 = _mm512_set1_pd(wh[0]), wh1 = _mm512_set1_pd(wh[1]), zero = _mm512_setzero_pd();
+    int64_t ow = 0;
+    for (; ow + 8 <= ow_n; ow += 8) {
+        /* tw's tables interleave the two neighbours of each column: 16 entries, split into the first and second */
+        __m512i ia = _mm512_loadu_si512(tw->idx + 2 * ow), ib = _mm512_loadu_si512(tw->idx + 2 * ow + 8);
+        __m512d wa = _mm512_loadu_pd(tw->w + 2 * ow), wb = _mm512_loadu_pd(tw->w + 2 * ow + 8);
+        __m512i i0 = _mm512_permutex2var_epi64(ia, even, ib), i1 = _mm512_permutex2var_epi64(ia, odd, ib);
+        __m512d ww0 = _mm512_permutex2var_pd(wa, even, wb), ww1 = _mm512_permutex2var_pd(wa, odd, wb);
+        __m512d acc = zero;
+        const float *rows[2] = {r0, r1};
+        const __m512d whs[2] = {wh0, wh1};
+        /* the 8 columns' neighbours usually lie within 16 input columns (upsampling, or downsampling by less than
+           2): then one load per row and permutes, not gathers */
+        int64_t lo = _mm512_reduce_min_epi64(_mm512_min_epi64(i0, i1)), hi = _mm512_reduce_max_epi64(_mm512_max_epi64(i0, i1));
+        bool window = hi - lo < 16 && lo >= 0;
+        __m512i p0 = _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_sub_epi64(i0, _mm512_set1_epi64(lo))));
+        __m512i p1 = _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_sub_epi64(i1, _mm512_set1_epi64(lo))));
+        for (int kh = 0; kh < 2; kh++) {
+            __m512d w0 = _mm512_mul_pd(whs[kh], ww0), w1 = _mm512_mul_pd(whs[kh], ww1), x0, x1;
+            if (window) {
+                __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_first(iw - lo), rows[kh] + lo);
+                x0 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(p0, v)));
+                x1 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(p1, v)));
+            } else {
+                x0 = _mm512_cvtps_pd(_mm512_i64gather_ps(i0, rows[kh], 4));
+                x1 = _mm512_cvtps_pd(_mm512_i64gather_ps(i1, rows[kh], 4));
+            }
+            acc = _mm512_mask_add_pd(acc, _mm512_cmp_pd_mask(w0, zero, _CMP_NEQ_UQ), acc, _mm512_mul_pd(w0, x0));
+            acc = _mm512_mask_add_pd(acc, _mm512_cmp_pd_mask(w1, zero, _CMP_NEQ_UQ), acc, _mm512_mul_pd(w1, x1));
+        }
+        _mm256_storeu_ps(y + ow, _mm512_cvtpd_ps(acc));
+    }
+    return ow;
+}
+#endif
+
 static void resize2_planes(void *arg, int64_t p0, int64_t p1)
 {
     const resize2_job *j = arg;
     const axis_table *th = j->th, *tw = j->tw;
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    bool vector_rows = th->n == 2 && tw->n == 2 && mrt_cpu_has_avx512f();
+    for (int64_t ow = 0; vector_rows && ow < j->ow; ow++) vector_rows = !tw->out_of_range[ow];
+#endif
     for (int64_t p = p0; p < p1; p++) {
         const float *x = j->x + p * j->ih * j->iw;
         float *y = j->y + p * j->oh * j->ow;
         for (int64_t oh = 0; oh < j->oh; oh++) {
             const int64_t *ihx = &th->idx[oh * th->n];
             const double *wh = &th->w[oh * th->n];
-            for (int64_t ow = 0; ow < j->ow; ow++) {
+            int64_t ow = 0;
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+            if (vector_rows && !th->out_of_range[oh])
+                ow = linear_row_avx512(x + ihx[0] * j->iw, x + ihx[1] * j->iw, j->iw, wh, tw, j->ow, y + oh * j->ow);
+#endif
+            for (; ow < j->ow; ow++) {
                 double acc = 0;
                 if (th->out_of_range[oh] || tw->out_of_range[ow]) {
                     acc = j->extrapolation;

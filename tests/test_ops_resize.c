@@ -123,6 +123,56 @@ Test(resize, float32_planes_against_reference)
         }
 }
 
+/* float32 linear over the last two axes (the kernel's vector rows, ops_cpu/resize.c) against the general N-D loop run
+   on the same values in float64: the same double sums, so the float32 result must be that result rounded once, bit
+   for bit. Infinities and NaNs are sprinkled in: where an exact sample gives a neighbour the weight 0 (asymmetric
+   x2), that neighbour must be left out, not multiplied (0 * inf is NaN). Upsampling by 16 reads each 8 columns'
+   neighbours from one window; downsampling by 0.4 spreads them over more than 16 columns; widths leave tails. */
+Test(resize, float32_linear_rows_are_the_float64_sums_rounded)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("resize.rows"));
+    const char *coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
+    const int64_t dims[][4] = {{14, 14, 224, 224}, {9, 23, 18, 46}, {40, 45, 16, 18}, {3, 8, 7, 13}, {1, 100, 1, 39}};
+    for (int ci = 0; ci < 4; ci++)
+        for (int di = 0; di < 5; di++) {
+            const int64_t *d = dims[di];
+            int64_t n = 3 * d[0] * d[1];
+            mrt_tensor xf = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 3, d[0], d[1]}, -4, 4);
+            float *xs = xf.data;
+            const float special[] = {INFINITY, -INFINITY, NAN, -0.0f, 3e38f, 1e-40f};
+            for (int64_t i = 0; i < n; i += 1 + th_rng_int(&r, 0, 12)) xs[i] = special[th_rng_int(&r, 0, 5)];
+            double *xv = th_to_f64(&xf);
+            mrt_tensor xd = th_from_f64(MRT_DTYPE_DOUBLE, 4, (int64_t[]){1, 3, d[0], d[1]}, xv);
+            mrt_tensor sizes = th_vec_i64(4, (int64_t[]){1, 3, d[2], d[3]}), y[2];
+            mrt_tensor *xs_in[2] = {&xf, &xd};
+            for (int t = 0; t < 2; t++) {
+                th_case *c = th_begin("Resize", "", 13);
+                th_input(c, xs_in[t]);
+                th_input_absent(c);
+                th_input_absent(c);
+                th_input_const(c, &sizes);
+                th_attr_string(c, "mode", "linear");
+                th_attr_string(c, "coordinate_transformation_mode", coords[ci]);
+                cr_assert_eq(th_run(c, 1, &y[t]), MRT_STATUS_OK, "%s", mrt_last_error());
+                th_free(c);
+            }
+            const float *got = y[0].data;
+            const double *want = y[1].data;
+            for (int64_t i = 0; i < 3 * d[2] * d[3]; i++) {
+                float w = (float)want[i];
+                cr_assert(memcmp(&got[i], &w, sizeof w) == 0 || (isnan(got[i]) && isnan(w)),
+                          "%s %lldx%lld -> %lldx%lld, output %lld: got %.9g, the float64 sums give %.9g", coords[ci],
+                          (long long)d[0], (long long)d[1], (long long)d[2], (long long)d[3], (long long)i, got[i], w);
+            }
+            free(xv);
+            for (int t = 0; t < 2; t++) mrt_tensor_release(&y[t]);
+            mrt_tensor_release(&xf);
+            mrt_tensor_release(&xd);
+            mrt_tensor_release(&sizes);
+        }
+}
+
 Test(resize, scales_of_the_wrong_length_are_refused)
 {
     mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4}), y;
