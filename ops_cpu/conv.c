@@ -5,10 +5,12 @@
  * runs on minirt's GEMM (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered
  * straight into B's panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in
  * cache; 2-D convs with few input channels (stems) read B's rows in place from padded copies of the input rows
- * instead (conv_rows), with the GEMM's tile and chains.
+ * instead (conv_rows), with the GEMM's tile and chains; kernel offsets that read only padding (dilations as large as
+ * the image) are dropped, each k block of the full product a GEMM of its own (conv_live_taps), with the same bits.
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
  * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves
  * (engine/opdef/conv.h sizes it): nothing is allocated per call. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,9 +225,20 @@ static mrt_status run_typed(mrt_op_ctx *ctx, const mrt_conv_params *p, bool tran
 typedef struct conv_src {
     const float *x;      /* the group's first input channel */
     const mrt_window *w;
-    int64_t kn;          /* kernel offsets per channel */
+    int64_t kn;          /* kernel offsets per channel (B's rows are kk = c * kn + tap) */
     int64_t in_numel;    /* input spatial size */
+    const int64_t *taps; /* tap t is kernel offset taps[t] (the live ones, conv_live_taps), or NULL: tap t is offset t */
+    int64_t k_base;      /* B's rows start at row k_base of that numbering */
 } conv_src;
+
+/* The kernel offset koff (row-major over the kernel's dims) as a multi-index */
+static void kernel_index(const mrt_window *w, int64_t koff, int64_t *kidx)
+{
+    for (int i = w->nsp - 1; i >= 0; i--) {
+        kidx[i] = koff % w->kernel[i];
+        koff /= w->kernel[i];
+    }
+}
 
 /* A run of one panel row that is either copied from the image (src >= 0, every step-th element) or zero. */
 typedef struct pack_seg {
@@ -377,13 +390,16 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
 #ifdef CONV_HAVE_AVX512
     bool vec = (s == 1 || s == 2) && mrt_cpu_has_avx512f();
 #endif
+    k0 += cs->k_base;
+    k1 += cs->k_base;
     for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
         int64_t je = jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1;
         float *panel = dst + q * kc * MRT_SGEMM_NR;
         int n_rows = panel_rows(w, jb, je, rows);
         int64_t kidx[MRT_MAX_RANK] = {0};
         for (int64_t koff = 0; koff < kn; koff++, odometer_next(nsp, kidx, w->kernel)) {
-            /* the rows kk = c * kn + koff of this block */
+            if (cs->taps) kernel_index(w, cs->taps[koff], kidx);
+            /* the rows kk = c * kn + koff of this block (koff: the tap) */
             int64_t c_lo = k0 > koff ? (k0 - koff + kn - 1) / kn : 0, c_hi = k1 > koff ? (k1 - 1 - koff) / kn : -1;
             if (c_hi < c_lo) continue;
             int n = panel_segments(w, kidx, rows, n_rows, seg);
@@ -415,6 +431,158 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
 
 static bool uses_sgemm(const mrt_conv_params *p, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && !mrt_conv_direct_depthwise(p, dt); }
 
+/* ---- taps that only read padding.
+   With a dilation as large as the image (DeepLabV3's ASPP: dilations 12-36 on a 14x14 map), most kernel offsets
+   read padding for every output position: their rows of B are all zeros, and im2col + GEMM spent most of the
+   layer multiplying them (DeepLabV3-MobileNetV3: 18 of 34 ms). Such a Conv drops those rows, but keeps the k blocks
+   of the full product (sgemm.h): each block of 256 rows is a product of its own over the block's live rows, the
+   blocks added into C in order (the GEMM's `accumulate`), bias and epilogue after the last. Within a block, a
+   dropped row's term was fma(w, 0, acc) = acc, so every chain, and every result, is the one the full product
+   computes (conv_chain_ref in tests/test_ops_linear.c). Two limits keep that exact: a dropped weight must be finite
+   (inf * 0 is NaN: prepare then keeps every tap), and a zero sum's sign can differ (a chain whose products
+   underflow to -0 stays -0 without the padding terms, where adding +0 made it +0). */
+
+/* Kernel offsets (row-major over the kernel) that read an input element for at least one output position, in
+   order, into taps (when not NULL); returns their count. Offset (k_0, ..) does when along every axis i some output
+   o reads o stride_i - pad_i + k_i dilation_i inside [0, in_i). */
+static bool tap_is_live(const mrt_window *w, int64_t koff)
+{
+    int64_t kidx[MRT_MAX_RANK];
+    kernel_index(w, koff, kidx);
+    for (int i = 0; i < w->nsp; i++) {
+        int64_t t = kidx[i] * w->dilation[i] - w->pad_begin[i], s = w->stride[i];
+        int64_t o = t >= 0 ? 0 : (-t + s - 1) / s; /* the first output reading at or after position 0 */
+        if (o >= w->out[i] || o * s + t >= w->in[i]) return false;
+    }
+    return true;
+}
+
+static int64_t live_taps(const mrt_window *w, int64_t kn, int64_t *taps)
+{
+    int64_t n = 0;
+    for (int64_t koff = 0; koff < kn; koff++)
+        if (tap_is_live(w, koff)) {
+            if (taps) taps[n] = koff;
+            n++;
+        }
+    return n;
+}
+
+/* A float32 group-1 Conv that takes the GEMM path (not pointwise, not the stems' rows) with some, but not all,
+   taps reading only padding. Prepare and run both ask, after Winograd's check. */
+static bool live_taps_path(const mrt_conv_params *p, mrt_dtype dt)
+{
+    if (!uses_sgemm(p, dt) || p->group != 1 || is_pointwise(&p->win) || mrt_conv_rows_floats(p, dt) > 0 || p->c < 1)
+        return false;
+    int64_t n = live_taps(&p->win, p->kernel_numel, NULL);
+    return n > 0 && n < p->kernel_numel;
+}
+
+/* prepare's product for that path, one allocation (freed by free): the live taps, then per k block of the full
+   product its rows among the live ones [k_lo[b], k_lo[b + 1]) and its packed A (W's columns of those rows) */
+typedef struct live_taps_state {
+    int64_t n_taps, n_blocks;
+    int64_t ws_floats; /* the GEMM workspace (mrt_conv_live_taps_floats) */
+    int64_t *taps;   /* [n_taps] */
+    int64_t *k_lo;   /* [n_blocks + 1] */
+    int64_t *a_off;  /* [n_blocks]: floats into packed */
+    float *packed;
+} live_taps_state;
+
+static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* k_lo for the taps (n_blocks + 1 entries): block b of the full product (rows [256 b, 256 (b + 1)) of
+   c * kn + offset) holds the live rows [k_lo[b], k_lo[b + 1]) of c * n_taps + tap */
+static void live_block_bounds(const mrt_conv_params *p, const int64_t *taps, int64_t n_taps, int64_t *k_lo)
+{
+    int64_t kn = p->kernel_numel, K = p->c * kn, n_blocks = ceil_div64(K, MRT_SGEMM_K_BLOCK);
+    for (int64_t b = 0; b <= n_blocks; b++) {
+        int64_t k = b * MRT_SGEMM_K_BLOCK < K ? b * MRT_SGEMM_K_BLOCK : K, c = k / kn, t = 0; /* live rows below k */
+        while (t < n_taps && taps[t] < k % kn) t++;
+        k_lo[b] = c * n_taps + t;
+    }
+}
+
+/* The workspace of the blocks' GEMMs, whether the dropped taps are dropped or (a non-finite weight) kept. No
+   allocation: infer asks too. */
+int64_t mrt_conv_live_taps_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads)
+{
+    if (!live_taps_path(p, dt)) return 0;
+    int64_t kn = p->kernel_numel, K = p->c * kn, sp = prod(p->win.nsp, p->win.out), most = 0;
+    int threads = n_threads > 1 ? n_threads : 1;
+    for (int64_t k0 = 0; k0 < K; k0 += MRT_SGEMM_K_BLOCK) {
+        int64_t k1 = k0 + MRT_SGEMM_K_BLOCK < K ? k0 + MRT_SGEMM_K_BLOCK : K, live = 0;
+        for (int64_t k = k0; k < k1; k++) live += tap_is_live(&p->win, k % kn);
+        int64_t counts[2] = {live, k1 - k0};
+        for (int i = 0; i < 2; i++) {
+            int64_t f = mrt_sgemm_workspace_floats(p->m, sp, counts[i], true, false, threads);
+            if (f > most) most = f;
+        }
+    }
+    return most;
+}
+
+/* W's columns of the live rows, block by block. A non-finite weight on a dropped tap keeps every tap (the full
+   product's NaN, above). */
+static mrt_status live_taps_prepare(mrt_op_ctx *ctx, const mrt_conv_params *p, const float *w, void **state)
+{
+    int64_t kn = p->kernel_numel, K = p->c * kn, n_blocks = ceil_div64(K, MRT_SGEMM_K_BLOCK);
+    int64_t n_taps = live_taps(&p->win, kn, NULL);
+    int64_t *live = malloc((size_t)kn * sizeof(int64_t));
+    if (!live) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the live taps");
+    live_taps(&p->win, kn, live);
+    bool finite = true;
+    for (int64_t i = 0, t = 0; i < p->m * K && finite; i++) {
+        int64_t koff = i % kn;
+        if (koff == 0) t = 0;
+        if (t < n_taps && live[t] == koff) t++;
+        else finite = isfinite(w[i]);
+    }
+    if (!finite) { /* every tap (in order) */
+        n_taps = kn;
+        for (int64_t t = 0; t < kn; t++) live[t] = t;
+    }
+    int64_t kl = p->c * n_taps, header = (int64_t)sizeof(live_taps_state) + (n_taps + 2 * n_blocks + 1) * (int64_t)sizeof(int64_t);
+    header = (header + 63) / 64 * 64;
+    int64_t *k_lo = malloc((size_t)(n_blocks + 1) * sizeof(int64_t)), packed_floats = 0;
+    float *cols = k_lo ? malloc((size_t)(p->m * kl > 0 ? p->m * kl : 1) * sizeof(float)) : NULL;
+    if (!cols) {
+        free(live);
+        free(k_lo);
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the live taps' weights");
+    }
+    live_block_bounds(p, live, n_taps, k_lo);
+    for (int64_t b = 0; b < n_blocks; b++) packed_floats += mrt_sgemm_packed_a_floats(p->m, k_lo[b + 1] - k_lo[b]);
+    float *buf;
+    mrt_status st = mrt_sgemm_alloc_packed(ctx, header / (int64_t)sizeof(float) + packed_floats, &buf);
+    if (!st) {
+        live_taps_state *ls = (live_taps_state *)buf;
+        ls->n_taps = n_taps;
+        ls->n_blocks = n_blocks;
+        ls->ws_floats = mrt_conv_live_taps_floats(p, MRT_DTYPE_FLOAT, ctx->n_threads);
+        ls->taps = (int64_t *)(ls + 1);
+        ls->k_lo = ls->taps + n_taps;
+        ls->a_off = ls->k_lo + n_blocks + 1;
+        ls->packed = buf + header / (int64_t)sizeof(float);
+        memcpy(ls->taps, live, (size_t)n_taps * sizeof(int64_t));
+        memcpy(ls->k_lo, k_lo, (size_t)(n_blocks + 1) * sizeof(int64_t));
+        for (int64_t m = 0; m < p->m; m++) /* W's live columns: [m, c * n_taps + tap] */
+            for (int64_t c = 0; c < p->c; c++)
+                for (int64_t t = 0; t < n_taps; t++) cols[m * kl + c * n_taps + t] = w[m * K + c * kn + live[t]];
+        for (int64_t b = 0, off = 0; b < n_blocks; b++) {
+            int64_t kb = k_lo[b + 1] - k_lo[b];
+            ls->a_off[b] = off;
+            mrt_sgemm_pack_a(cols + k_lo[b], kl, 1, p->m, kb, ls->packed + off);
+            off += mrt_sgemm_packed_a_floats(p->m, kb);
+        }
+        *state = buf;
+    }
+    free(live);
+    free(k_lo);
+    free(cols);
+    return st;
+}
+
 static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
 {
     mrt_conv_params p;
@@ -432,6 +600,7 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         free(tmp);
         return st;
     }
+    if (live_taps_path(&p, x->dtype)) return live_taps_prepare(ctx, &p, w->data, state);
     int64_t mg = p.m / p.group, ck = p.c / p.group * p.kernel_numel, gf = mrt_sgemm_packed_a_floats(mg, ck);
     float *packed; /* W packed group by group, gf floats apart */
     MRT_TRY(mrt_sgemm_alloc_packed(ctx, gf * p.group, &packed));
@@ -519,6 +688,35 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     }
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t g = 0; g < p->group; g++) conv_one_group(ctx, &j, n, g, j.ws);
+    return MRT_STATUS_OK;
+}
+
+/* Each image: the full product's k blocks in order, each a GEMM over its live rows (the section above) */
+static mrt_status conv_live_taps(mrt_op_ctx *ctx, const mrt_conv_params *p)
+{
+    const live_taps_state *ls = ctx->kernel_state;
+    const mrt_window *win = &p->win;
+    const mrt_tensor *x = mrt_input(ctx, 0), *b = mrt_input(ctx, 2);
+    int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);
+    float *ws = mrt_workspace(ctx, (size_t)ls->ws_floats * sizeof(float));
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+    int64_t last = ls->n_blocks - 1;
+    while (last > 0 && ls->k_lo[last + 1] == ls->k_lo[last]) last--;
+    for (int64_t n = 0; n < p->n; n++) {
+        conv_src src = {(const float *)x->data + n * p->c * in_numel, win, ls->n_taps, in_numel, ls->taps, 0};
+        mrt_sgemm_b bs = {.pack = conv_pack_b, .pack_src = &src};
+        bool first = true;
+        for (int64_t blk = 0; blk <= last; blk++) {
+            int64_t kb = ls->k_lo[blk + 1] - ls->k_lo[blk];
+            if (kb == 0 && blk < last) continue; /* its sum is +0: C keeps its value */
+            src.k_base = ls->k_lo[blk];
+            mrt_sgemm_out out = {.c = (float *)mrt_output(ctx, 0)->data + n * p->m * out_numel, .ldc = out_numel,
+                                 .accumulate = !first, .bias = blk == last && b ? b->data : NULL,
+                                 .ep = blk == last ? ctx->epilogue : NULL, .ep_at0 = n * p->m * out_numel};
+            mrt_sgemm_run(ctx, p->m, out_numel, kb, ls->packed + ls->a_off[blk], NULL, 0, 0, &bs, &out, ws);
+            first = false;
+        }
+    }
     return MRT_STATUS_OK;
 }
 
@@ -788,6 +986,7 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
         if (rows > 0 && !ctx->prologue && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);
         if (use_pointwise_rows(ctx, &p)) return conv_pointwise_rows(ctx, &p);
 #endif
+        if (ctx->kernel_state && !ctx->prologue && live_taps_path(&p, x->dtype)) return conv_live_taps(ctx, &p);
         return conv_sgemm(ctx, &p);
     }
     return run_typed(ctx, &p, false, conv_f32, conv_f64);

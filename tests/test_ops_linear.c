@@ -206,6 +206,78 @@ Test(linear, conv_2d_rows_of_every_width)
         }
 }
 
+/* Dilations as large as the image (DeepLabV3's ASPP): kernel offsets that read only padding are dropped
+   (ops_cpu/conv.c) while the k blocks of the full product are kept, so the results are conv_chain_ref's bits:
+   only the centre tap live (100 channels: 900 rows, 4 blocks of 28/29/28/15 live rows); dead rows along one axis
+   only (dilation 6 on 5 rows, 2 on 9 columns); 18 blocks with a stride-2 axis; a 5x5 kernel with its outer ring
+   dead on a 3x3 image; batches of 2; 1 and 2 threads. */
+Test(linear, conv_taps_reading_only_padding_keep_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_dead_taps"));
+    static const struct {
+        int64_t c, m, in[2], k[2], s[2], d[2], pads[4];
+    } cases[] = {
+        {100, 20, {6, 6}, {3, 3}, {1, 1}, {24, 24}, {24, 24, 24, 24}},
+        {37, 9, {5, 9}, {3, 3}, {1, 1}, {6, 2}, {6, 2, 6, 2}},
+        {300, 17, {4, 7}, {3, 5}, {2, 1}, {5, 1}, {5, 2, 5, 2}},
+        {12, 50, {3, 3}, {5, 5}, {1, 1}, {2, 2}, {4, 4, 4, 4}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int v = 0; v < 2; v++) {
+            conv_case cc;
+            memset(&cc, 0, sizeof cc);
+            cc.nsp = 2;
+            cc.n = 1 + v;
+            cc.group = 1;
+            cc.c = cases[ci].c;
+            cc.m = cases[ci].m;
+            cc.auto_pad = "NOTSET";
+            for (int i = 0; i < 2; i++) {
+                cc.in[i] = cases[ci].in[i];
+                cc.k[i] = cases[ci].k[i];
+                cc.s[i] = cases[ci].s[i];
+                cc.d[i] = cases[ci].d[i];
+            }
+            for (int i = 0; i < 4; i++) cc.pads[i] = cases[ci].pads[i];
+            cc.bias = v == 0;
+            cc.kernel_attr = true;
+            cc.dt = MRT_DTYPE_FLOAT;
+            cc.threads = 1 + v;
+            char label[96];
+            snprintf(label, sizeof label, "dead taps case %zu, %d image(s), %d thread(s)", ci, (int)cc.n, cc.threads);
+            run_conv(&r, &cc, label);
+        }
+}
+
+/* An infinite weight on a tap that reads only padding: inf * 0 is NaN in the full product, so every output is NaN
+   (prepare keeps every tap then), as conv_chain_ref's chain gives. */
+Test(linear, conv_infinite_weight_on_a_dead_tap_gives_nan)
+{
+    enum { C = 12, M = 3, H = 5, KN = 9 }; /* more than 8 channels: not the stems' path */
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_dead_tap_inf"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, C, H, H}, -1, 1);
+    mrt_tensor w = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){M, C, 3, 3}, -1, 1);
+    ((float *)w.data)[(1 * C + 2) * KN + 0] = INFINITY; /* output channel 1, input channel 2, tap (0, 0): dead */
+    th_case *c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    th_attr_ints(c, "dilations", 2, (int64_t[]){H, H});
+    th_attr_ints(c, "pads", 4, (int64_t[]){H, H, H, H});
+    mrt_tensor y;
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    const float *yv = y.data;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t i = 0; i < H * H; i++)
+            cr_assert_eq(isnan(yv[m * H * H + i]), m == 1, "output channel %lld, position %lld: %g", (long long)m,
+                         (long long)i, (double)yv[m * H * H + i]);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+    th_free(c);
+}
+
 /* 1x1 convolutions of up to 64 output channels and one k block, or up to 96 and several k blocks on planes of at
    most 32x32, read B in place (ops_cpu/conv.c), 48 columns a tile, the columns after the last full tile one more
    tile (its loads run into the next channel's plane; the image's last channel row is copied first, which the ASan

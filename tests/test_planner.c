@@ -408,12 +408,13 @@ Test(planner, stem_conv_batchnorm_residual_relu_fuse_with_the_same_bits)
     expect_fused_same_bits(stem_chain_model, NULL, &x, &res, 3, "stem: BatchNormalization, Add and Relu");
 }
 
-/* A Conv from "x" (m x c x k x k weights, padding k / 2) -> BatchNormalization -> Add(residual "r") -> Relu, or ->
+/* A Conv from "x" (m x c x k x k weights, dilation d (1 when 0), padding d k / 2) -> BatchNormalization -> Add(residual "r") -> Relu, or ->
    Sigmoid -> Add (an epilogue the kernels do not apply in registers: a pass after each block) */
 typedef struct conv_chain {
     const char *seed;
     int64_t m, c, k;
     int act; /* 0: BatchNormalization, Add, Relu; 1: Sigmoid then Add; 2: HardSwish then Add */
+    int64_t d;
 } conv_chain;
 
 static mrt_model *conv_chain_model(const void *arg)
@@ -426,8 +427,9 @@ static mrt_model *conv_chain_model(const void *arg)
     mrt_graph_set_initializer(g, "w", &w);
     mrt_node *n;
     mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
-    int64_t pad = cc->k / 2;
+    int64_t d = cc->d ? cc->d : 1, pad = d * (cc->k / 2);
     mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){pad, pad, pad, pad});
+    mrt_node_add_attr_ints(n, "dilations", 2, (const int64_t[]){d, d});
     if (cc->act) {
         mrt_graph_add_node(g, "act", cc->act == 1 ? "Sigmoid" : "HardSwish", "", 1, (const char *[]){"h0"}, 1,
                            (const char *[]){"h1"}, &n);
@@ -477,6 +479,14 @@ Test(planner, winograd_conv_chains_fuse_with_the_same_bits)
 {
     conv_chain cc = {"planner.winograd_chain.weights", 24, 20, 3, 0};
     expect_conv_chains_same_bits(&cc, "planner.winograd_chain", 11, 37, "3x3 Winograd");
+}
+
+/* A 3x3 Conv 40 -> 24 with dilation 5 on a 4 x 6 image: only the centre tap reads the image, and ops_cpu/conv.c
+   drops the others while keeping the full product's two k blocks (the epilogue after the second) */
+Test(planner, conv_chains_with_taps_reading_only_padding_fuse_with_the_same_bits)
+{
+    conv_chain cc = {"planner.dead_taps_chain.weights", 24, 40, 3, 0, 5};
+    expect_conv_chains_same_bits(&cc, "planner.dead_taps_chain", 4, 6, "3x3 dilation 5");
 }
 
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The

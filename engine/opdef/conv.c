@@ -406,6 +406,8 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
         n[0] = (size_t)mrt_conv_sgemm_floats(p, sp, k, w_packed, ctx->n_threads);
         int64_t rows = w_packed ? mrt_conv_rows_floats(p, dt) : 0; /* either path may run (it needs AVX-512) */
         if ((size_t)rows > n[0]) n[0] = (size_t)rows;
+        int64_t live = w_packed ? mrt_conv_live_taps_floats(p, dt, ctx->n_threads) : 0;
+        if ((size_t)live > n[0]) n[0] = (size_t)live;
         int64_t wino = ctx->no_winograd ? 0 : mrt_conv_winograd_floats(p, dt, w_packed, ctx->n_threads);
         if ((size_t)wino > n[0]) n[0] = (size_t)wino;
     }

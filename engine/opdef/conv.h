@@ -67,6 +67,10 @@ int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt);
 int64_t mrt_conv_sgemm_floats(const mrt_conv_params *p, int64_t sp, int64_t k, bool w_packed, int n_threads);
 bool mrt_conv_by_group(const mrt_conv_params *p, int64_t sp, int64_t k, int n_threads);
 
+/* Floats of the GEMM workspace of a float32 Conv whose taps that read only padding are dropped (ops_cpu/conv.c,
+   W packed by prepare): 0 when that path does not apply. */
+int64_t mrt_conv_live_taps_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads);
+
 /* Floats of the workspace a float32 2-D Conv takes by Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.h), w_packed
    when W's transform was made by the kernel's prepare; 0 when that path does not apply: it takes 3x3 kernels with
    stride 1 and dilation 1, one group, MRT_WINOGRAD_MIN_C to MRT_WINOGRAD_MAX_C input channels, at least
