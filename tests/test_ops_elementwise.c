@@ -852,6 +852,63 @@ Test(elementwise_pow, square_is_correctly_rounded)
     mrt_tensor_release(&x);
 }
 
+/* The correctly rounded cube of x = m 2^e (m a 24-bit integer), worked out in integers: m^3 has at most 72 bits, the
+   top 24 kept, the rest rounded half to even. Only for cubes in the normal float range. */
+static float exact_cube(float x)
+{
+    int e;
+    double f = frexp(fabs((double)x), &e); /* |x| = f 2^e, f in [0.5, 1) */
+    unsigned __int128 m = (unsigned __int128)(uint32_t)ldexp(f, 24), c = m * m * m;
+    int bits = 0;
+    while ((c >> bits) != 0) bits++;
+    int drop = bits - 24;
+    unsigned __int128 keep = c >> drop, rest = c & (((unsigned __int128)1 << drop) - 1), half = (unsigned __int128)1 << (drop - 1);
+    if (rest > half || (rest == half && (keep & 1))) keep++;
+    float v = (float)ldexp((double)(uint64_t)keep, drop + 3 * (e - 24));
+    return x < 0 ? -v : v;
+}
+
+/* Pow(x, 3) is the correctly rounded cube (computed in double; glibc's powf(x, 3) is not always): 200000 random
+   floats of magnitude 2^-40 to 2^40 against the cube worked out in integers, and NaN, infinities, signed zeros,
+   overflow, underflow to -0 and to subnormals (2^-150 is a tie that goes to 0); a constant and a run-time
+   exponent */
+Test(elementwise_pow, cube_is_correctly_rounded)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("elementwise_pow.cube"));
+    enum { N = 200000, SPECIAL = 12 };
+    static const float special[SPECIAL][2] = {
+        {NAN, NAN}, {INFINITY, INFINITY}, {-INFINITY, -INFINITY}, {0.0f, 0.0f}, {-0.0f, -0.0f}, {1e13f, INFINITY},
+        {-1e13f, -INFINITY}, {-0x1p-60f, -0.0f}, {0x1p-45f, 0x1p-135f}, {0x1p-50f, 0.0f}, {0x1.8p-50f, 0x1p-148f},
+        {-3.0f, -27.0f}};
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){N}, -1, 1);
+    float *xv = x.data;
+    for (int i = 0; i < SPECIAL; i++) xv[i] = special[i][0];
+    for (int i = SPECIAL; i < N; i++) /* a random 24-bit significand, sign and exponent */
+        xv[i] = (float)ldexp((double)th_rng_int(&r, 1 << 23, (1 << 24) - 1), (int)th_rng_int(&r, -63, 16)) *
+                (th_rng_int(&r, 0, 1) ? -1.0f : 1.0f);
+    for (int form = 0; form < 2; form++) {
+        mrt_tensor three = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){3.0});
+        th_case *c = th_begin("Pow", "", 15);
+        th_input(c, &x);
+        if (form == 0) th_input_const(c, &three);
+        else th_input(c, &three);
+        mrt_tensor y;
+        cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        const float *got = y.data;
+        for (int i = 0; i < N; i++) {
+            float want = i < SPECIAL ? special[i][1] : exact_cube(xv[i]);
+            cr_assert(memcmp(&want, &got[i], sizeof want) == 0 || (isnan(want) && isnan(got[i])),
+                      "form %d: %a^3 = %a, the correctly rounded cube is %a", form, (double)xv[i], (double)got[i],
+                      (double)want);
+        }
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&three);
+        th_free(c);
+    }
+    mrt_tensor_release(&x);
+}
+
 /* Large binary ops outside the Add/Sub/Mul/Div fast path (here Pow: powf element by element) run as flat ranges on
    the pool when each operand is whole or one element: every element against powf, on 1 and 2 threads */
 Test(elementwise_pow, large_operands_split_over_threads)
