@@ -389,6 +389,68 @@ Test(vision, roi_align_channel_chunks)
     }
 }
 
+/* float32 averages take an AVX-512 path, 8 channels at a time (ops_cpu/vision.c), reading a channels-last copy when
+   the samples outnumber the image's values, else gathering from the planes: either must give the double sums of the
+   scalar loop rounded once, which the same values in float64 (the generic path) give, bit for bit. 40 rois on a
+   2 x 75 x 9 x 11 map (chunks of 64 channels, 8 + 3 left to the scalar loop), and 2 rois on a 2 x 24 x 40 x 50 map
+   (gathers); infinities and NaNs in the image; 1 and 2 threads. (It pins the taps, positions, channels and count; a
+   reordering of the double sums would rarely survive the rounding to float.) */
+Test(vision, roi_align_float32_vector_paths_are_the_float64_sums_rounded)
+{
+    th_rng rng;
+    th_rng_init(&rng, th_seed("vision.roi_align_vector"));
+    static const struct {
+        int64_t c, h, w, r, ratio;
+    } cases[] = {{75, 9, 11, 40, 2}, {75, 9, 11, 40, 0}, {24, 40, 50, 2, 2}, {24, 40, 50, 2, 0}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int threads = 1; threads <= 2; threads++) {
+            int64_t N = 2, C = cases[ci].c, H = cases[ci].h, W = cases[ci].w, R = cases[ci].r, OH = 7, OW = 5;
+            mrt_tensor xf = th_rand(&rng, MRT_DTYPE_FLOAT, 4, (int64_t[]){N, C, H, W}, -3, 3);
+            float *xv = xf.data;
+            const float special[] = {INFINITY, -INFINITY, NAN};
+            for (int64_t i = 0; i < N * C * H * W; i += 1 + th_rng_int(&rng, 200, 900)) xv[i] = special[th_rng_int(&rng, 0, 2)];
+            double *xd_v = th_to_f64(&xf), *rv = malloc((size_t)(R * 4) * sizeof(double));
+            int64_t *bv = malloc((size_t)R * sizeof(int64_t));
+            for (int64_t i = 0; i < R; i++) {
+                double x1 = th_rng_uniform(&rng, -2, W), y1 = th_rng_uniform(&rng, -2, H);
+                rv[i * 4] = 2 * x1, rv[i * 4 + 1] = 2 * y1; /* spatial_scale 0.5 */
+                rv[i * 4 + 2] = 2 * (x1 + th_rng_uniform(&rng, 0.5, 9)), rv[i * 4 + 3] = 2 * (y1 + th_rng_uniform(&rng, 0.5, 9));
+                bv[i] = i % 2;
+            }
+            mrt_tensor xd = th_from_f64(MRT_DTYPE_DOUBLE, 4, (int64_t[]){N, C, H, W}, xd_v), y[2];
+            mrt_tensor rf = th_from_f64(MRT_DTYPE_FLOAT, 2, (int64_t[]){R, 4}, rv), bi = th_vec_i64(R, bv);
+            double *rfv = th_to_f64(&rf); /* the double run gets the float rois' values */
+            mrt_tensor rd = th_from_f64(MRT_DTYPE_DOUBLE, 2, (int64_t[]){R, 4}, rfv);
+            mrt_tensor *xs[2] = {&xf, &xd}, *rs[2] = {&rf, &rd};
+            for (int t = 0; t < 2; t++) {
+                th_case *c = th_begin("RoiAlign", "", 16);
+                th_input(c, xs[t]);
+                th_input(c, rs[t]);
+                th_input(c, &bi);
+                th_attr_int(c, "output_height", OH);
+                th_attr_int(c, "output_width", OW);
+                th_attr_int(c, "sampling_ratio", cases[ci].ratio);
+                th_attr_float(c, "spatial_scale", 0.5f);
+                mrt_session_options opt = mrt_session_options_default();
+                opt.n_threads = threads;
+                cr_assert_eq(th_run_opt(c, &opt, 1, &y[t]), MRT_STATUS_OK, "%s", mrt_last_error());
+                th_free(c);
+            }
+            const float *got = y[0].data;
+            const double *want = y[1].data;
+            for (int64_t i = 0; i < R * C * OH * OW; i++) {
+                float w = (float)want[i];
+                cr_assert(memcmp(&got[i], &w, sizeof w) == 0 || (isnan(got[i]) && isnan(w)),
+                          "case %zu, %d threads, output %lld (roi %lld, channel %lld): got %.9g, the float64 sums give %.9g",
+                          ci, threads, (long long)i, (long long)(i / (C * OH * OW)), (long long)(i / (OH * OW) % C),
+                          (double)got[i], (double)w);
+            }
+            free(xd_v), free(rv), free(bv), free(rfv);
+            for (int t = 0; t < 2; t++) mrt_tensor_release(&y[t]), mrt_tensor_release(xs[t]), mrt_tensor_release(rs[t]);
+            mrt_tensor_release(&bi);
+        }
+}
+
 Test(vision, roi_align_double_float16)
 {
     th_rng rng;
