@@ -31,6 +31,7 @@ typedef struct mrt_step {
     size_t ws_bytes;             /* workspace the kernel asked for in infer (mrt_workspace_request) */
     size_t ws_offset;            /* its place in the arena (when planned: ws_bytes && arena) */
     void *kernel_state;          /* what the kernel's prepare built (packed weights), freed with the plan */
+    bool prepared_at_run;        /* dynamic step: prepare ran at its first run (MRT_KERNEL_PREPARE_FROM_CONSTANTS) */
     struct mrt_fusion *fusion;   /* Conv/Gemm with element-wise successors fused into it (engine/fuse.c), or NULL */
     int fused_into;              /* >= 0: this step's work is done by that step (it is skipped); else -1 */
 } mrt_step;

@@ -57,6 +57,10 @@ enum {
     /* run applies ctx->prologue (a per-channel scale of input 0, engine/epilogue.h) whenever it is set: a
        Mul(x, s) read only by this node may be fused into it */
     MRT_KERNEL_INPUT_SCALE = 1u << 1,
+    /* prepare's result depends only on the node's constant inputs and attributes (never on another input's shape
+       or data), so a step whose shapes are only known at run time (dynamic: after NonZero, NMS, a Loop) prepares
+       at its first run and keeps the result: the heads of a detector pack their weights once, not every run */
+    MRT_KERNEL_PREPARE_FROM_CONSTANTS = 1u << 2,
 };
 
 /* Static tables: each family file defines `const mrt_opdef mrt_opdefs_<family>[]` / `const mrt_kernel

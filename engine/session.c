@@ -961,6 +961,16 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
         if (!step->folded && step->fused_into < 0) {
             mrt_op_ctx ctx;
             ctx_buf b;
+            if (step->dynamic && !step->prepared_at_run && step->kernel->prepare &&
+                (step->kernel->flags & MRT_KERNEL_PREPARE_FROM_CONSTANTS) && !opt->override_input) {
+                /* as at plan time: only the constants' data is shown (ctx_prepare's planning mode) */
+                mrt_step *ms = &e->steps[s];
+                ms->prepared_at_run = true;
+                st = ctx_prepare(e, step, true, &ctx, &b);
+                if (!st) st = attr_verdict(&b, step->kernel->prepare(&ctx, &ms->kernel_state));
+                ctx_release(&b);
+                if (st) return node_error(nd, st);
+            }
             st = ctx_prepare(e, step, false, &ctx, &b);
             if (!st && step->fusion) { /* the producer writes the chain's last value through the epilogue */
                 mrt_fusion *f = step->fusion;

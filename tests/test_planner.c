@@ -629,3 +629,75 @@ Test(planner, run_time_tensors_die_after_their_last_reader)
     mrt_tensor_release(&x);
     mrt_tensor_release(&cond);
 }
+
+/* A Gemm and a MatMul after NonZero have their shapes only at run time. The Gemm's weights are a constant: its
+   kernel packs them at the first run (MRT_KERNEL_PREPARE_FROM_CONSTANTS) and keeps them. The MatMul's B is a graph
+   input: it must never be packed once and reused. x's rows picked by `mask` (NonZero -> Reshape -> Gather) times
+   W^T + bias, and times B, over three runs of one plan with different masks and B values, against the GEMM's chain
+   (k = 40: one fma chain from 0, then + bias). */
+Test(planner, dynamic_gemm_prepares_constant_weights_at_its_first_run)
+{
+    enum { ROWS = 9, K = 40, N = 50, NB = 30 };
+    th_rng r;
+    th_rng_init(&r, th_seed("planner.dynamic_prepare"));
+    mrt_model *m = empty_model(13, (const char *[]){"x", "mask", "b2", NULL});
+    mrt_graph *g = m->graph;
+    mrt_tensor w = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){N, K}, -1, 1);
+    mrt_tensor bias = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){N}, -1, 1), flat = th_vec_i64(1, (int64_t[]){-1});
+    float wv[N * K], bv[N]; /* the graph takes the tensors */
+    memcpy(wv, w.data, sizeof wv);
+    memcpy(bv, bias.data, sizeof bv);
+    mrt_graph_set_initializer(g, "w", &w);
+    mrt_graph_set_initializer(g, "bias", &bias);
+    mrt_graph_set_initializer(g, "flat", &flat);
+    mrt_node *n;
+    mrt_graph_add_node(g, "nz", "NonZero", "", 1, (const char *[]){"mask"}, 1, (const char *[]){"idx2"}, &n);
+    mrt_graph_add_node(g, "flatten", "Reshape", "", 2, (const char *[]){"idx2", "flat"}, 1, (const char *[]){"idx"}, &n);
+    mrt_graph_add_node(g, "pick", "Gather", "", 2, (const char *[]){"x", "idx"}, 1, (const char *[]){"rows"}, &n);
+    mrt_graph_add_node(g, "gemm", "Gemm", "", 3, (const char *[]){"rows", "w", "bias"}, 1, (const char *[]){"y"}, &n);
+    mrt_node_add_attr_int(n, "transB", 1);
+    mrt_graph_add_node(g, "mm", "MatMul", "", 2, (const char *[]){"rows", "b2"}, 1, (const char *[]){"z"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    mrt_graph_add_output(g, "z", NULL, NULL);
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK);
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){ROWS, K}, -1, 1), mask = {0};
+    cr_assert_eq(mrt_tensor_alloc(&mask, MRT_DTYPE_BOOL, 1, (int64_t[]){ROWS}), MRT_STATUS_OK);
+    const float *xv = x.data;
+    for (int run = 0; run < 3; run++) {
+        int64_t picked[ROWS], cnt = 0;
+        for (int i = 0; i < ROWS; i++) {
+            bool on = run == 0 ? i % 2 == 0 : run == 1 ? i < 2 : i != 4;
+            ((bool *)mask.data)[i] = on;
+            if (on) picked[cnt++] = i;
+        }
+        mrt_tensor b2 = th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){K, NB}, -1, 1);
+        mrt_value v[3] = {mrt_value_from_tensor(x), mrt_value_from_tensor(mask), mrt_value_from_tensor(b2)};
+        cr_assert_eq(mrt_session_run(s, 3, (const char *[]){"x", "mask", "b2"}, v), MRT_STATUS_OK, "%s", mrt_last_error());
+        const mrt_tensor *y = &mrt_session_output(s, 0)->tensor, *z = &mrt_session_output(s, 1)->tensor;
+        cr_assert(y->rank == 2 && y->shape[0] == cnt && y->shape[1] == N && z->shape[0] == cnt && z->shape[1] == NB);
+        for (int64_t i = 0; i < cnt; i++) {
+            const float *row = xv + picked[i] * K;
+            for (int j = 0; j < N; j++) {
+                float acc = 0.0f;
+                for (int k = 0; k < K; k++) acc = fmaf(row[k], wv[j * K + k], acc);
+                acc = acc + bv[j];
+                float got = ((const float *)y->data)[i * N + j];
+                cr_assert(memcmp(&got, &acc, sizeof got) == 0, "run %d: y[%lld][%d] = %.9g, the chain gives %.9g", run,
+                          (long long)i, j, got, acc);
+            }
+            for (int j = 0; j < NB; j++) {
+                float acc = 0.0f;
+                for (int k = 0; k < K; k++) acc = fmaf(row[k], ((const float *)b2.data)[k * NB + j], acc);
+                float got = ((const float *)z->data)[i * NB + j];
+                cr_assert(memcmp(&got, &acc, sizeof got) == 0, "run %d: z[%lld][%d] = %.9g, the chain gives %.9g", run,
+                          (long long)i, j, got, acc);
+            }
+        }
+        mrt_tensor_release(&b2);
+    }
+    mrt_session_free(s);
+    mrt_model_free(m);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&mask);
+}
