@@ -25,7 +25,8 @@ enum {
     PRIVATE_B_MAX_BYTES = 1 << 20,
     K_BLOCK = MRT_SGEMM_K_BLOCK, /* k values per pass: an A panel (8 KiB) stays in L1, a B block in L2 */
     STRIP = 4 * NR,      /* columns of a wide-B task, at most (fewer when that leaves too few tasks per thread) */
-    SHARED_STRIP = 8 * NR /* columns of a narrow-B task */
+    SHARED_STRIP = 8 * NR, /* columns of a narrow-B task */
+    BIG_B_BYTES = 8 << 20  /* a packed B larger than this goes k block by k block (k_block_tasks) */
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -593,6 +594,25 @@ static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
     }
 }
 
+/* Narrow mode with a B too large for the cache (a detector's fc6: 12544 x 1024, 51 MB): row chunks each streamed
+   all of B again from memory. Instead the k blocks go one after another, and within a block tasks take column
+   chunks over all the rows, so that each block of B is read once (the A block, m x 256, stays in L2). */
+typedef struct k_block_job {
+    const sgemm_job *jb;
+    int64_t k0, k1, tasks; /* task t: panels [panels t / tasks, panels (t + 1) / tasks), dealt out evenly */
+} k_block_job;
+
+static void k_block_tasks(void *arg, int64_t t0, int64_t t1)
+{
+    const k_block_job *kj = arg;
+    const sgemm_job *jb = kj->jb;
+    int64_t panels = ceil_div(jb->n, NR);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t j0 = panels * t / kj->tasks * NR, j1 = min64(jb->n, panels * (t + 1) / kj->tasks * NR);
+        compute_block(jb, 0, jb->m, j0, j1, kj->k0, kj->k1, jb->bp + (j0 / NR) * jb->k * NR + kj->k0 * NR, jb->k * NR);
+    }
+}
+
 typedef struct pack_a_job {
     const float *a;
     int64_t rs, cs, m, k;
@@ -692,6 +712,16 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     } else {
         jb.bp = next;
         mrt_parallel_for(ctx, ceil_div(n, NR) * ceil_div(k, PACK_K_PIECE), 1, pack_b_panels, &jb);
+    }
+    if (b->packed && k > K_BLOCK && mrt_sgemm_packed_b_floats(k, n) * (int64_t)sizeof(float) > BIG_B_BYTES &&
+        n > COLS_MAX) {
+        /* four tasks per thread, each thread's share of them the same number of panels */
+        k_block_job kj = {&jb, 0, 0, min64(ceil_div(n, NR), 4 * (int64_t)threads)};
+        for (kj.k0 = 0; kj.k0 < k; kj.k0 += K_BLOCK) {
+            kj.k1 = min64(k, kj.k0 + K_BLOCK);
+            mrt_parallel_for(ctx, kj.tasks, 1, k_block_tasks, &kj);
+        }
+        return;
     }
     /* Tasks split the rows first: row chunks of at least two panels, small enough for four tasks per thread, with
        column chunks of SHARED_STRIP. Splitting the columns of a short product instead scales badly: the

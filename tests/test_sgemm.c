@@ -153,6 +153,25 @@ Test(sgemm, every_element_is_the_fma_chain)
     }
 }
 
+/* A packed B over 8 MiB (a detector's fc6) goes k block by k block, each block's column chunks over all rows
+   (k_block_tasks): 2600 x 900 (9.5 MB packed) with 11 blocks, the last partial; 900 columns make 19 panels, the last
+   of 36 columns; 13 and 41 rows; accumulating or not, bias and an epilogue on the last block; 1, 2 and 3 threads. */
+Test(sgemm, large_packed_b_goes_block_by_block)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("sgemm.large_b"));
+    for (int threads = 1; threads <= 3; threads++) {
+        mrt_threadpool *pool;
+        cr_assert_eq(mrt_threadpool_new(threads, &pool), MRT_STATUS_OK);
+        gcase g = {13, 900, 2600, false, threads == 2, threads != 2, true, false, true, 1, false};
+        cr_assert_gt(mrt_sgemm_packed_b_floats(g.k, g.n) * (int64_t)sizeof(float), 8 << 20);
+        run_case(&r, &g, pool, threads);
+        g.m = 41, g.chain = 6, g.pack_a = true;
+        run_case(&r, &g, pool, threads);
+        mrt_threadpool_free(pool);
+    }
+}
+
 /* Conv, MatMul and Gemm nodes on this GEMM give the same bits with 1 and 2 threads. */
 static void same_bits_with_threads(th_case *c1, th_case *c2, const char *what)
 {
