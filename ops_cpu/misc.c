@@ -1,6 +1,7 @@
 /* CPU kernels: Einsum (12: any subscripts, "..." broadcasting, repeated labels (diagonals), implicit output in
    numpy's order; a direct loop nest accumulating in double / wrapping int64, plus a batched-GEMM path for
-   two-input float/double contractions without diagonals or broadcasting), Det (11, 22: partial-pivot LU in
+   two-input float/double contractions without diagonals or broadcasting: float32 on minirt's GEMM, operands read
+   in place where their strides allow), Det (11, 22: partial-pivot LU in
    double per matrix), Bernoulli (15, 22), RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike (1, 22).
    The random ops (and Dropout) draw from numpy's legacy RandomState(seed) stream, restarted at every run: a seeded
    node gives the values of onnx.reference (not those of other engines); without a seed, seed 0, so runs repeat. */
@@ -12,6 +13,8 @@
 #include "engine/registry.h"
 #include "ops_cpu/blas.h"
 #include "ops_cpu/random.h"
+#include "ops_cpu/sgemm.h"
+#include "engine/threadpool.h"
 
 /* ---- Einsum */
 
@@ -147,78 +150,175 @@ static void gather(void *dst, const void *src, size_t esz, int rank, const int64
     }
 }
 
-/* Two float/double inputs whose labels are each batch (A, B, out), M (A, out), N (B, out) or K (A, B): pack A to
-   [batch, M, K] and B to [batch, K, N], one GEMM per batch, then scatter into the output's order. Returns false
-   (nothing done) when the equation doesn't have that form. */
-static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, uint8_t *ws, mrt_status *st)
+/* Two float/double inputs whose labels are each batch (A, B, out), M (A, out), N (B, out) or K (A, B), with no
+   diagonal and no broadcast: the product is nb GEMMs of [m, k] x [k, n]. Groups list their labels in the output's
+   order (K: label order); pos[k][l] is label l's axis in input k. */
+typedef struct einsum_groups {
+    int pos[2][MRT_EINSUM_MAX_LABELS];
+    int grp[4][MRT_EINSUM_MAX_LABELS], ng[4]; /* batch, M, N, K */
+    int64_t ext[4];
+} einsum_groups;
+
+static bool einsum_groups_of(const mrt_op_ctx *ctx, const mrt_einsum *e, einsum_groups *g)
 {
-    mrt_tensor *y = mrt_output(ctx, 0);
-    if (e->n_inputs != 2 || (y->dtype != MRT_DTYPE_FLOAT && y->dtype != MRT_DTYPE_DOUBLE)) return false;
+    if (e->n_inputs != 2) return false;
     const mrt_tensor *x[2] = {mrt_input(ctx, 0), mrt_input(ctx, 1)};
-    int pos[2][MRT_EINSUM_MAX_LABELS], out_pos[MRT_EINSUM_MAX_LABELS];
-    for (int l = 0; l < e->n_labels; l++) pos[0][l] = pos[1][l] = out_pos[l] = -1;
+    int out_pos[MRT_EINSUM_MAX_LABELS];
+    for (int l = 0; l < e->n_labels; l++) g->pos[0][l] = g->pos[1][l] = out_pos[l] = -1;
     for (int k = 0; k < 2; k++)
         for (int a = 0; a < x[k]->rank; a++) {
             int l = e->in_label[k][a];
-            if (pos[k][l] >= 0 || x[k]->shape[a] != e->size[l]) return false; /* diagonal or broadcast */
-            pos[k][l] = a;
+            if (g->pos[k][l] >= 0 || x[k]->shape[a] != e->size[l]) return false; /* diagonal or broadcast */
+            g->pos[k][l] = a;
         }
     for (int i = 0; i < e->out_rank; i++) out_pos[e->out_label[i]] = i;
-    /* loop labels grouped: batch, M, N, K */
-    int grp[4][MRT_EINSUM_MAX_LABELS], ng[4] = {0};
-    int64_t ext[4] = {1, 1, 1, 1};
+    memset(g->ng, 0, sizeof g->ng);
     for (int i = 0; i < e->out_rank; i++) {
-        int l = e->out_label[i], g = pos[0][l] >= 0 && pos[1][l] >= 0 ? 0 : pos[0][l] >= 0 ? 1 : 2;
-        grp[g][ng[g]++] = l;
+        int l = e->out_label[i], k = g->pos[0][l] >= 0 && g->pos[1][l] >= 0 ? 0 : g->pos[0][l] >= 0 ? 1 : 2;
+        g->grp[k][g->ng[k]++] = l;
     }
     for (int l = 0; l < e->n_labels; l++) {
         if (e->size[l] < 0 || out_pos[l] >= 0) continue;
-        if (pos[0][l] < 0 || pos[1][l] < 0) return false; /* summed over one input only */
-        grp[3][ng[3]++] = l;
+        if (g->pos[0][l] < 0 || g->pos[1][l] < 0) return false; /* summed over one input only */
+        g->grp[3][g->ng[3]++] = l;
     }
-    for (int g = 0; g < 4; g++)
-        for (int i = 0; i < ng[g]; i++) ext[g] *= e->size[grp[g][i]];
-    int64_t nb = ext[0], m = ext[1], nn = ext[2], kk = ext[3];
-    /* no diagonal and no broadcast: A, B and C hold exactly as many elements as X0, X1 and Y (the workspace's
-       GEMM layout, mrt_einsum_workspace_bytes) */
+    for (int k = 0; k < 4; k++) {
+        g->ext[k] = 1;
+        for (int i = 0; i < g->ng[k]; i++) g->ext[k] *= e->size[g->grp[k][i]];
+    }
+    return true;
+}
+
+/* float32 products run on minirt's GEMM (ops_cpu/sgemm.h, its chains and bits, as MatMul's): many small ones go to
+   the threads whole, each serial in its own workspace slot (MaxViT's attention: 128 products of 49 x 49 x 32) */
+static bool einsum_by_batch(const einsum_groups *g, int threads)
+{
+    return threads > 1 && g->ext[0] >= 2 * threads && g->ext[1] * g->ext[2] * g->ext[3] <= ((int64_t)1 << 21);
+}
+
+int64_t mrt_einsum_sgemm_floats(const mrt_op_ctx *ctx, const mrt_einsum *e, int n_threads)
+{
+    einsum_groups g;
+    if (!einsum_groups_of(ctx, e, &g)) return 0;
+    int threads = n_threads > 1 ? n_threads : 1;
+    if (einsum_by_batch(&g, threads)) return threads * mrt_sgemm_workspace_floats(g.ext[1], g.ext[2], g.ext[3], false, false, 1);
+    return mrt_sgemm_workspace_floats(g.ext[1], g.ext[2], g.ext[3], false, false, threads);
+}
+
+/* The stride of a group of labels read as one dimension of input x (contiguous): its labels must sit on consecutive
+   axes of x in the group's order, which makes them one run of strides. Returns false when they do not; an empty
+   group has stride 0. */
+static bool group_stride(const mrt_tensor *x, const int *pos, const int *labels, int n, int64_t *stride)
+{
+    int64_t st[MRT_MAX_RANK];
+    mrt_shape_strides(x->rank, x->shape, st);
+    *stride = 0;
+    for (int i = 0; i < n; i++) {
+        int a = pos[labels[i]];
+        if (i > 0 && (a != pos[labels[i - 1]] + 1)) return false;
+    }
+    if (n > 0) *stride = st[pos[labels[n - 1]]];
+    return true;
+}
+
+typedef struct einsum_gemm_job {
+    int64_t m, n, k;
+    const float *a, *b;
+    float *c;
+    int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs, c_bs, c_rs;
+    float *ws;
+    int64_t slot;
+} einsum_gemm_job;
+
+/* product i: C_i = A_i B_i, serial with ctx NULL (a task of einsum_gemm_range), else over ctx's threads */
+static void einsum_gemm_one(const mrt_op_ctx *ctx, const einsum_gemm_job *j, int64_t i, float *ws)
+{
+    mrt_sgemm_b bs = {.b = j->b + i * j->b_bs, .rs = j->b_rs, .cs = j->b_cs};
+    mrt_sgemm_out out = {.c = j->c + i * j->c_bs, .ldc = j->c_rs};
+    mrt_sgemm_run(ctx, j->m, j->n, j->k, NULL, j->a + i * j->a_bs, j->a_rs, j->a_cs, &bs, &out, ws);
+}
+
+static void einsum_gemm_range(void *arg, int64_t i0, int64_t i1)
+{
+    const einsum_gemm_job *j = arg;
+    float *ws = j->ws + (int64_t)mrt_thread_index() * j->slot;
+    for (int64_t i = i0; i < i1; i++) einsum_gemm_one(NULL, j, i, ws);
+}
+
+/* The einsum_groups form: an operand whose groups are runs of its strides is read in place, others are first
+   gathered to [batch, M, K] / [batch, K, N]; C is written in place when the output is [batch, M, N] with N
+   contiguous, else gathered from a [batch, M, N] buffer. float32 on minirt's GEMM, double on OpenBLAS. Returns
+   false (nothing done) when the equation doesn't have that form. */
+static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, uint8_t *ws, mrt_status *st)
+{
+    mrt_tensor *y = mrt_output(ctx, 0);
+    einsum_groups g;
+    if ((y->dtype != MRT_DTYPE_FLOAT && y->dtype != MRT_DTYPE_DOUBLE) || !einsum_groups_of(ctx, e, &g)) return false;
+    const mrt_tensor *x[2] = {mrt_input(ctx, 0), mrt_input(ctx, 1)};
+    int64_t nb = g.ext[0], m = g.ext[1], nn = g.ext[2], kk = g.ext[3];
+    /* the workspace's GEMM layout (mrt_einsum_workspace_bytes): A, B and C hold exactly as many elements as X0, X1
+       and Y, then the GEMM's scratch */
     size_t esz = y->dtype == MRT_DTYPE_FLOAT ? 4 : 8;
     void *a = ws, *b = ws + mrt_einsum_round((size_t)(nb * m * kk) * esz);
     void *c = (uint8_t *)b + mrt_einsum_round((size_t)(nb * kk * nn) * esz);
-    /* pack: A as [batch..., M..., K...], B as [batch..., K..., N...] */
+    float *gemm_ws = (float *)((uint8_t *)c + mrt_einsum_round((size_t)(nb * m * nn) * esz));
+    /* each operand's strides for (batch, rows, columns) of its product: A (batch, M, K), B (batch, K, N) */
     static const int order[2][3] = {{0, 1, 3}, {0, 3, 2}};
+    int64_t opst[2][3];
+    const void *op[2];
     for (int k = 0; k < 2; k++) {
+        bool in_place = esz == 4;
+        for (int gi = 0; gi < 3 && in_place; gi++)
+            in_place = group_stride(x[k], g.pos[k], g.grp[order[k][gi]], g.ng[order[k][gi]], &opst[k][gi]);
+        if (in_place) {
+            op[k] = x[k]->data;
+            continue;
+        }
         int64_t st_in[MRT_MAX_RANK], shape[MRT_EINSUM_MAX_LABELS], strides[MRT_EINSUM_MAX_LABELS];
         int r = 0;
         mrt_shape_strides(x[k]->rank, x[k]->shape, st_in);
         for (int gi = 0; gi < 3; gi++) {
-            int g = order[k][gi];
-            for (int i = 0; i < ng[g]; i++) {
-                shape[r] = e->size[grp[g][i]];
-                strides[r++] = st_in[pos[k][grp[g][i]]];
+            int gr = order[k][gi];
+            for (int i = 0; i < g.ng[gr]; i++) {
+                shape[r] = e->size[g.grp[gr][i]];
+                strides[r++] = st_in[g.pos[k][g.grp[gr][i]]];
             }
         }
         gather(k ? b : a, x[k]->data, esz, r, shape, strides);
+        op[k] = k ? b : a;
+        int64_t rows = g.ext[order[k][1]], cols = g.ext[order[k][2]];
+        opst[k][0] = rows * cols, opst[k][1] = cols, opst[k][2] = 1;
     }
-    for (int64_t i = 0; i < nb; i++) {
-        if (esz == 4)
-            mrt_sgemm(false, false, m, nn, kk, 1.0f, (float *)a + i * m * kk, kk, (float *)b + i * kk * nn, nn, 0.0f,
-                      (float *)c + i * m * nn, nn);
+    /* C in place: the output's labels are batch, then M, then N, in the groups' order */
+    bool c_in_place = esz == 4 && e->out_rank == g.ng[0] + g.ng[1] + g.ng[2];
+    for (int gi = 0, at = 0; gi < 3 && c_in_place; gi++)
+        for (int i = 0; i < g.ng[gi] && c_in_place; i++) c_in_place = e->out_label[at++] == g.grp[gi][i];
+    void *cp = c_in_place ? y->data : c;
+    if (esz == 4) {
+        int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
+        einsum_gemm_job j = {m, nn, kk, op[0], op[1], cp, opst[0][0], opst[0][1], opst[0][2], opst[1][0], opst[1][1],
+                             opst[1][2], m * nn, nn, gemm_ws, mrt_sgemm_workspace_floats(m, nn, kk, false, false, 1)};
+        if (einsum_by_batch(&g, threads)) mrt_parallel_for(ctx, nb, 1, einsum_gemm_range, &j);
         else
+            for (int64_t i = 0; i < nb; i++) einsum_gemm_one(ctx, &j, i, gemm_ws);
+    } else {
+        for (int64_t i = 0; i < nb; i++)
             mrt_dgemm(false, false, m, nn, kk, 1.0, (double *)a + i * m * kk, kk, (double *)b + i * kk * nn, nn, 0.0,
                       (double *)c + i * m * nn, nn);
     }
-    /* c is [batch..., M..., N...]: read it in the output's label order */
-    int64_t cst[MRT_EINSUM_MAX_LABELS], stride_of[MRT_EINSUM_MAX_LABELS], s = 1, out_strides[MRT_MAX_RANK];
-    int r = 0, lab[MRT_EINSUM_MAX_LABELS];
-    for (int g = 0; g < 3; g++)
-        for (int i = 0; i < ng[g]; i++) lab[r++] = grp[g][i];
-    for (int i = r - 1; i >= 0; i--) {
-        cst[i] = s;
-        s *= e->size[lab[i]];
+    if (!c_in_place) { /* c is [batch..., M..., N...]: read it in the output's label order */
+        int64_t cst[MRT_EINSUM_MAX_LABELS], stride_of[MRT_EINSUM_MAX_LABELS], s = 1, out_strides[MRT_MAX_RANK];
+        int r = 0, lab[MRT_EINSUM_MAX_LABELS];
+        for (int gi = 0; gi < 3; gi++)
+            for (int i = 0; i < g.ng[gi]; i++) lab[r++] = g.grp[gi][i];
+        for (int i = r - 1; i >= 0; i--) {
+            cst[i] = s;
+            s *= e->size[lab[i]];
+        }
+        for (int i = 0; i < r; i++) stride_of[lab[i]] = cst[i];
+        for (int i = 0; i < e->out_rank; i++) out_strides[i] = stride_of[e->out_label[i]];
+        gather(y->data, c, esz, e->out_rank, e->out_shape, out_strides);
     }
-    for (int i = 0; i < r; i++) stride_of[lab[i]] = cst[i];
-    for (int i = 0; i < e->out_rank; i++) out_strides[i] = stride_of[e->out_label[i]];
-    gather(y->data, c, esz, e->out_rank, e->out_shape, out_strides);
     *st = MRT_STATUS_OK;
     return true;
 }

@@ -180,6 +180,98 @@ Test(einsum, contractions_against_reference)
     }
 }
 
+/* The GEMM's chain (ops_cpu/sgemm.h) for a two-input contraction "ab..,cd..->ef.." of single letters: each output
+   element's summed labels (those not in the output) in ASCII order as one index k, an fmaf chain from 0 per block
+   of 256 k, the blocks added in order. */
+static void einsum_chain_ref(const char *eq, const mrt_tensor *x, float *y)
+{
+    char in[2][16] = {{0}}, out[16] = {0};
+    const char *comma = strchr(eq, ','), *arrow = strstr(eq, "->");
+    memcpy(in[0], eq, (size_t)(comma - eq));
+    memcpy(in[1], comma + 1, (size_t)(arrow - comma - 1));
+    strcpy(out, arrow + 2);
+    int64_t size[128] = {0};
+    for (int k = 0; k < 2; k++)
+        for (int a = 0; in[k][a]; a++) size[(int)in[k][a]] = x[k].shape[a];
+    char sum[16] = {0};
+    int ns = 0;
+    for (int l = 'A'; l <= 'z'; l++)
+        if (size[l] && !strchr(out, l)) sum[ns++] = (char)l;
+    int no = (int)strlen(out);
+    int64_t total = 1, kt = 1, idx[128] = {0};
+    for (int i = 0; i < no; i++) total *= size[(int)out[i]];
+    for (int i = 0; i < ns; i++) kt *= size[(int)sum[i]];
+    for (int64_t o = 0; o < total; o++) {
+        int64_t rem = o;
+        for (int i = no - 1; i >= 0; i--) idx[(int)out[i]] = rem % size[(int)out[i]], rem /= size[(int)out[i]];
+        float acc = 0.0f, blk = 0.0f;
+        for (int64_t k = 0; k < kt; k++) {
+            int64_t r2 = k;
+            for (int i = ns - 1; i >= 0; i--) idx[(int)sum[i]] = r2 % size[(int)sum[i]], r2 /= size[(int)sum[i]];
+            float v[2];
+            for (int t = 0; t < 2; t++) {
+                int64_t off = 0;
+                for (int a = 0; in[t][a]; a++) off = off * x[t].shape[a] + idx[(int)in[t][a]];
+                v[t] = ((const float *)x[t].data)[off];
+            }
+            blk = fmaf(v[0], v[1], blk);
+            if ((k + 1) % 256 == 0 || k + 1 == kt) {
+                acc = k < 256 ? blk : acc + blk;
+                blk = 0.0f;
+            }
+        }
+        y[o] = acc;
+    }
+}
+
+/* float32 contractions of the GEMM form run on minirt's GEMM: its chains, bit for bit, whether the operands are read
+   in place (MaxViT's attention: "BGHID,BGHJD->BGHIJ" reads B transposed, "BGHIJ,BGHJD->BGHID"; a batch label that
+   is not first), gathered (two summed labels in another order in A), or the output gathered (a permuted output);
+   a sum over 300 (two k blocks); 1 and 2 threads (many small products go to the threads whole). */
+Test(einsum, float32_contractions_give_the_gemm_chain_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("einsum.gemm_bits"));
+    static const struct {
+        const char *eq;
+        int ra, rb;
+        int64_t a[5], b[5];
+    } cases[] = {
+        {"BGHID,BGHJD->BGHIJ", 5, 5, {1, 3, 2, 7, 5}, {1, 3, 2, 9, 5}},
+        {"BGHIJ,BGHJD->BGHID", 5, 5, {1, 3, 2, 7, 9}, {1, 3, 2, 9, 5}},
+        {"bij,bjk->bki", 3, 3, {6, 5, 4}, {6, 4, 7}},
+        {"ibj,bjk->bik", 3, 3, {5, 6, 4}, {6, 4, 7}},
+        {"bjxi,bjxk->bik", 4, 4, {4, 3, 2, 5}, {4, 3, 2, 6}},
+        {"bxji,bjxk->bik", 4, 4, {4, 2, 3, 5}, {4, 3, 2, 6}},
+        {"ij,jk->ik", 2, 2, {9, 300}, {300, 50}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int threads = 1; threads <= 2; threads++) {
+            mrt_tensor x[2] = {th_rand(&r, MRT_DTYPE_FLOAT, cases[ci].ra, cases[ci].a, -1, 1),
+                               th_rand(&r, MRT_DTYPE_FLOAT, cases[ci].rb, cases[ci].b, -1, 1)};
+            th_case *c = th_begin("Einsum", "", 12);
+            th_input(c, &x[0]);
+            th_input(c, &x[1]);
+            th_attr_string(c, "equation", cases[ci].eq);
+            mrt_session_options opt = mrt_session_options_default();
+            opt.n_threads = threads;
+            mrt_tensor y;
+            cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+            int64_t n = mrt_tensor_numel(&y);
+            float *want = malloc((size_t)n * sizeof(float));
+            einsum_chain_ref(cases[ci].eq, x, want);
+            for (int64_t i = 0; i < n; i++) {
+                float got = ((const float *)y.data)[i];
+                cr_assert(memcmp(&got, &want[i], sizeof got) == 0, "'%s', %d threads: element %lld is %.9g, the chain gives %.9g",
+                          cases[ci].eq, threads, (long long)i, got, want[i]);
+            }
+            free(want);
+            mrt_tensor_release(&y);
+            release_all(2, x);
+            th_free(c);
+        }
+}
+
 Test(einsum, diagonals_traces_implicit_order_and_broadcast)
 {
     th_rng r;

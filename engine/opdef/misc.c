@@ -195,6 +195,7 @@ size_t mrt_einsum_workspace_bytes(const mrt_op_ctx *ctx, const mrt_einsum *e, mr
         size_t esz = out_dtype == MRT_DTYPE_FLOAT ? 4 : 8;
         gemm = mrt_einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, 0)) * esz) +
                mrt_einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, 1)) * esz) + mrt_einsum_round((size_t)ny * esz);
+        if (out_dtype == MRT_DTYPE_FLOAT) gemm += (size_t)mrt_einsum_sgemm_floats(ctx, e, ctx->n_threads) * sizeof(float);
     }
     for (int k = 0; k < e->n_inputs; k++) generic += mrt_einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, k)) * 8);
     return gemm > generic ? gemm : generic;
