@@ -360,7 +360,7 @@ AVGPOOL(double, f64)
 /* 2-D float32 AveragePool, threaded over the planes: the sums of avgpool_f32 (in double, rows then columns, each
    window's taps in order) with the window's bounds worked out per row and per column instead of per element,
    and on AVX-512 eight neighbouring outputs at once (one per lane, each lane's sum in the same order) where
-   their windows lie inside the row. Inception-v3's nine 3x3 AveragePools took 54 ms of its 124 (one thread
+   their windows lie inside the row, for column strides 1 and 2 (MaxViT's 3x3/2 on 114x114: 1.62 -> 0.46 ms). Inception-v3's nine 3x3 AveragePools took 54 ms of its 124 (one thread
    walking every tap of every output through the N-D window code). */
 typedef struct ap2d_job {
     const mrt_window *w;
@@ -385,14 +385,22 @@ static void dim_taps(const mrt_window *w, int i, int64_t o, int64_t *start, int6
 static inline float ap_finish(double s, int64_t den) { return (float)(den > 0 ? s / (double)den : 0.0); }
 
 #ifdef POOL_HAVE_AVX512
-/* outputs [ow0, ow0 + 8) of one row, all with every column tap inside the row (stride and dilation 1) */
+/* outputs [ow0, ow0 + 8) of one row, all with every column tap inside the row (column dilation 1, stride S 1 or
+   2: lane l's taps start at column col0 + S l; for S = 2 the even lanes of 16 loaded, the row's end masked) */
 __attribute__((target("avx512f"))) static void ap_row8(const float *xp, int64_t iw, int64_t sh, int64_t dh, int64_t hlo,
-                                                      int64_t hhi, int64_t col0, int64_t kw, int64_t den, float *out)
+                                                      int64_t hhi, int64_t col0, int64_t kw, int64_t S, int64_t den,
+                                                      float *out)
 {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
     __m512d acc = _mm512_setzero_pd();
     for (int64_t kh = hlo; kh < hhi; kh++) {
-        const float *row = xp + (sh + kh * dh) * iw + col0;
-        for (int64_t k = 0; k < kw; k++) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(row + k)));
+        const float *row = xp + (sh + kh * dh) * iw;
+        for (int64_t k = 0; k < kw; k++) {
+            __m256 v = S == 1 ? _mm256_loadu_ps(row + col0 + k)
+                              : _mm512_castps512_ps256(_mm512_permutexvar_ps(
+                                    even, _mm512_maskz_loadu_ps(mrt_mask16_first(iw - (col0 + k)), row + col0 + k)));
+            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(v));
+        }
     }
     __m512d r = den > 0 ? _mm512_div_pd(acc, _mm512_set1_pd((double)den)) : _mm512_setzero_pd();
     _mm256_storeu_ps(out, _mm512_cvtpd_ps(r));
@@ -407,9 +415,10 @@ static void ap2d_planes(void *arg, int64_t p0, int64_t p1)
     /* outputs whose column taps all lie inside the row: [ow_a, ow_b) */
     int64_t ow_a = 0, ow_b = 0;
 #ifdef POOL_HAVE_AVX512
-    if (w->stride[1] == 1 && w->dilation[1] == 1 && mrt_cpu_has_avx512f()) {
-        ow_a = w->pad_begin[1];
-        ow_b = iw - kw + 1 + w->pad_begin[1];
+    int64_t S = w->stride[1];
+    if ((S == 1 || S == 2) && w->dilation[1] == 1 && mrt_cpu_has_avx512f()) {
+        ow_a = (w->pad_begin[1] + S - 1) / S;
+        ow_b = iw - kw + w->pad_begin[1] < 0 ? 0 : (iw - kw + w->pad_begin[1]) / S + 1;
         if (ow_a > ow_n) ow_a = ow_n;
         if (ow_b > ow_n) ow_b = ow_n;
         if (ow_b < ow_a) ow_b = ow_a;
@@ -426,7 +435,7 @@ static void ap2d_planes(void *arg, int64_t p0, int64_t p1)
 #ifdef POOL_HAVE_AVX512
                 if (ow >= ow_a && ow + 8 <= ow_b) {
                     int64_t den = j->include_pad ? hpad * kw : (hhi - hlo) * kw;
-                    ap_row8(xp, iw, sh, w->dilation[0], hlo, hhi, ow - w->pad_begin[1], kw, den, yp + oh * ow_n + ow);
+                    ap_row8(xp, iw, sh, w->dilation[0], hlo, hhi, ow * S - w->pad_begin[1], kw, S, den, yp + oh * ow_n + ow);
                     ow += 8;
                     continue;
                 }

@@ -1273,6 +1273,54 @@ Test(linear, averagepool_random)
     run_pool(&r, &h, "AveragePool opset 7");
 }
 
+/* float32 2-D AveragePool (ops_cpu/pool.c: per-row window bounds, and AVX-512 rows of 8 outputs for column strides
+   1 and 2) gives the double sums of the float64 kernel rounded once, bit for bit: MaxViT's 3x3/2 unpadded on
+   114x114, 3x3/2 with pads (count_include_pad 0 and 1) on 57x61 and 20x33 (its last full row of 8 ends one output
+   before the padding), 2x2/2, 3x3/1; infinities and NaNs in the
+   image; 1 and 2 threads. */
+Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.averagepool_rows"));
+    static const struct {
+        int64_t h, w, k, s, pad, cip;
+    } cases[] = {{114, 114, 3, 2, 0, 0}, {57, 61, 3, 2, 1, 0}, {57, 61, 3, 2, 1, 1}, {20, 33, 3, 2, 1, 0},
+                 {40, 45, 2, 2, 0, 0}, {30, 37, 3, 1, 1, 0}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int threads = 1; threads <= 2; threads++) {
+            int64_t shape[4] = {1, 3, cases[ci].h, cases[ci].w}, n = 3 * cases[ci].h * cases[ci].w;
+            mrt_tensor xf = th_rand(&r, MRT_DTYPE_FLOAT, 4, shape, -5, 5), y[2];
+            const float special[] = {INFINITY, -INFINITY, NAN};
+            for (int64_t i = 0; i < n; i += 1 + th_rng_int(&r, 300, 2000)) ((float *)xf.data)[i] = special[th_rng_int(&r, 0, 2)];
+            double *xv = th_to_f64(&xf);
+            mrt_tensor xd = th_from_f64(MRT_DTYPE_DOUBLE, 4, shape, xv);
+            mrt_tensor *xs[2] = {&xf, &xd};
+            for (int t = 0; t < 2; t++) {
+                th_case *c = th_begin("AveragePool", "", 19);
+                th_input(c, xs[t]);
+                th_attr_ints(c, "kernel_shape", 2, (int64_t[]){cases[ci].k, cases[ci].k});
+                th_attr_ints(c, "strides", 2, (int64_t[]){cases[ci].s, cases[ci].s});
+                int64_t p = cases[ci].pad;
+                th_attr_ints(c, "pads", 4, (int64_t[]){p, p, p, p});
+                th_attr_int(c, "count_include_pad", cases[ci].cip);
+                mrt_session_options opt = mrt_session_options_default();
+                opt.n_threads = threads;
+                cr_assert_eq(th_run_opt(c, &opt, 1, &y[t]), MRT_STATUS_OK, "%s", mrt_last_error());
+                th_free(c);
+            }
+            const float *got = y[0].data;
+            const double *want = y[1].data;
+            for (int64_t i = 0; i < mrt_tensor_numel(&y[0]); i++) {
+                float w = (float)want[i];
+                cr_assert(memcmp(&got[i], &w, sizeof w) == 0 || (isnan(got[i]) && isnan(w)),
+                          "case %zu, %d threads, output %lld: got %.9g, the float64 sums give %.9g", ci, threads,
+                          (long long)i, (double)got[i], (double)w);
+            }
+            free(xv);
+            for (int t = 0; t < 2; t++) mrt_tensor_release(&y[t]), mrt_tensor_release(xs[t]);
+        }
+}
+
 Test(linear, lppool_random)
 {
     th_rng r;
