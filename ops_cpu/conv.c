@@ -229,6 +229,7 @@ typedef struct conv_src {
     int64_t in_numel;    /* input spatial size */
     const int64_t *taps; /* tap t is kernel offset taps[t] (the live ones, conv_live_taps), or NULL: tap t is offset t */
     int64_t k_base;      /* B's rows start at row k_base of that numbering */
+    int64_t j_base;      /* B's columns start at output position j_base */
 } conv_src;
 
 /* The kernel offset koff (row-major over the kernel's dims) as a multi-index */
@@ -395,7 +396,7 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
     for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
         int64_t je = jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1;
         float *panel = dst + q * kc * MRT_SGEMM_NR;
-        int n_rows = panel_rows(w, jb, je, rows);
+        int n_rows = panel_rows(w, jb + cs->j_base, je + cs->j_base, rows);
         int64_t kidx[MRT_MAX_RANK] = {0};
         for (int64_t koff = 0; koff < kn; koff++, odometer_next(nsp, kidx, w->kernel)) {
             if (cs->taps) kernel_index(w, cs->taps[koff], kidx);
@@ -433,60 +434,109 @@ static bool uses_sgemm(const mrt_conv_params *p, mrt_dtype dt) { return dt == MR
 
 /* ---- taps that only read padding.
    With a dilation as large as the image (DeepLabV3's ASPP: dilations 12-36 on a 14x14 map), most kernel offsets
-   read padding for every output position: their rows of B are all zeros, and im2col + GEMM spent most of the
-   layer multiplying them (DeepLabV3-MobileNetV3: 18 of 34 ms). Such a Conv drops those rows, but keeps the k blocks
-   of the full product (sgemm.h): each block of 256 rows is a product of its own over the block's live rows, the
-   blocks added into C in order (the GEMM's `accumulate`), bias and epilogue after the last. Within a block, a
-   dropped row's term was fma(w, 0, acc) = acc, so every chain, and every result, is the one the full product
-   computes (conv_chain_ref in tests/test_ops_linear.c). Two limits keep that exact: a dropped weight must be finite
-   (inf * 0 is NaN: prepare then keeps every tap), and a zero sum's sign can differ (a chain whose products
-   underflow to -0 stays -0 without the padding terms, where adding +0 made it +0). */
+   read padding for every output position, or for every output of a band of rows: their rows of B are zeros there,
+   and im2col + GEMM spent most of the layer multiplying them (DeepLabV3-MobileNetV3: 18 of 34 ms). Such a Conv
+   splits its output rows (first spatial axis) into bands with the same live taps, and per band drops the other
+   taps' rows, but keeps the k blocks of the full product (sgemm.h): each block of 256 rows is a product of its own
+   over the block's live rows, the blocks added into C in order (the GEMM's `accumulate`), bias and epilogue after
+   the last. Within a block, a dropped row's term was fma(w, 0, acc) = acc, so every chain, and every result, is the
+   one the full product computes (conv_chain_ref in tests/test_ops_linear.c). Two limits keep that exact: a dropped
+   weight must be finite (inf * 0 is NaN: prepare then keeps every tap), and a zero sum's sign can differ (a chain
+   whose products underflow to -0 stays -0 without the padding terms, where adding +0 made it +0). */
+enum {
+    LIVE_MAX_BANDS = 8,      /* more bands than this: one band over all rows */
+    LIVE_MAX_WEIGHT_COPIES = 2 /* the bands' packed weights, at most this many times one full copy */
+};
 
-/* Kernel offsets (row-major over the kernel) that read an input element for at least one output position, in
-   order, into taps (when not NULL); returns their count. Offset (k_0, ..) does when along every axis i some output
-   o reads o stride_i - pad_i + k_i dilation_i inside [0, in_i). */
-static bool tap_is_live(const mrt_window *w, int64_t koff)
+/* Whether kernel offset koff reads an input element for some output whose first spatial coordinate is in
+   [o_lo, o_hi) (any position along the other axes): along every axis i, the first output at or past position 0
+   (o stride_i - pad_i + k_i dilation_i >= 0), if there is one in range, reads inside [0, in_i). */
+static bool tap_reads_input(const mrt_window *w, int64_t koff, int64_t o_lo, int64_t o_hi)
 {
     int64_t kidx[MRT_MAX_RANK];
     kernel_index(w, koff, kidx);
     for (int i = 0; i < w->nsp; i++) {
+        int64_t lo = i == 0 ? o_lo : 0, hi = i == 0 ? o_hi : w->out[i];
         int64_t t = kidx[i] * w->dilation[i] - w->pad_begin[i], s = w->stride[i];
-        int64_t o = t >= 0 ? 0 : (-t + s - 1) / s; /* the first output reading at or after position 0 */
-        if (o >= w->out[i] || o * s + t >= w->in[i]) return false;
+        int64_t o = t >= 0 ? 0 : (-t + s - 1) / s;
+        if (o < lo) o = lo;
+        if (o >= hi || o * s + t >= w->in[i]) return false;
     }
     return true;
 }
 
-static int64_t live_taps(const mrt_window *w, int64_t kn, int64_t *taps)
+/* Bands of output rows: [lo[b], lo[b + 1]) for b < count, each row of a band with the same live taps. Over
+   LIVE_MAX_BANDS, or when the bands' live taps add up to more than LIVE_MAX_WEIGHT_COPIES kernels (each band packs
+   its own weights), one band. */
+typedef struct live_bands {
+    int count;
+    int64_t lo[LIVE_MAX_BANDS + 1];
+} live_bands;
+
+static bool same_live_taps(const mrt_window *w, int64_t kn, int64_t row_a, int64_t row_b)
+{
+    for (int64_t koff = 0; koff < kn; koff++)
+        if (tap_reads_input(w, koff, row_a, row_a + 1) != tap_reads_input(w, koff, row_b, row_b + 1)) return false;
+    return true;
+}
+
+static int64_t band_taps(const mrt_window *w, int64_t kn, int64_t lo, int64_t hi, int64_t *taps)
 {
     int64_t n = 0;
     for (int64_t koff = 0; koff < kn; koff++)
-        if (tap_is_live(w, koff)) {
+        if (tap_reads_input(w, koff, lo, hi)) {
             if (taps) taps[n] = koff;
             n++;
         }
     return n;
 }
 
-/* A float32 group-1 Conv that takes the GEMM path (not pointwise, not the stems' rows) with some, but not all,
-   taps reading only padding. Prepare and run both ask, after Winograd's check. */
-static bool live_taps_path(const mrt_conv_params *p, mrt_dtype dt)
+static live_bands live_bands_of(const mrt_window *w, int64_t kn)
 {
-    if (!uses_sgemm(p, dt) || p->group != 1 || is_pointwise(&p->win) || mrt_conv_rows_floats(p, dt) > 0 || p->c < 1)
-        return false;
-    int64_t n = live_taps(&p->win, p->kernel_numel, NULL);
-    return n > 0 && n < p->kernel_numel;
+    live_bands b = {1, {0}};
+    int64_t rows = w->out[0], total = 0;
+    for (int64_t o = 1; o < rows && b.count <= LIVE_MAX_BANDS; o++)
+        if (!same_live_taps(w, kn, b.lo[b.count - 1], o)) {
+            if (b.count == LIVE_MAX_BANDS) {
+                b.count++; /* too many: noted, then undone below */
+                break;
+            }
+            b.lo[b.count++] = o;
+        }
+    if (b.count <= LIVE_MAX_BANDS) {
+        b.lo[b.count] = rows;
+        for (int i = 0; i < b.count; i++) total += band_taps(w, kn, b.lo[i], b.lo[i + 1], NULL);
+    }
+    if (b.count > LIVE_MAX_BANDS || total > LIVE_MAX_WEIGHT_COPIES * kn) b = (live_bands){1, {0, rows}};
+    return b;
 }
 
-/* prepare's product for that path, one allocation (freed by free): the live taps, then per k block of the full
-   product its rows among the live ones [k_lo[b], k_lo[b + 1]) and its packed A (W's columns of those rows) */
+/* A float32 group-1 Conv that takes the GEMM path (not pointwise, not the stems' rows) with, in some band of output
+   rows, a tap that reads only padding. Prepare and run both ask, after Winograd's check. */
+static bool live_taps_path(const mrt_conv_params *p, mrt_dtype dt)
+{
+    if (!uses_sgemm(p, dt) || p->group != 1 || is_pointwise(&p->win) || mrt_conv_rows_floats(p, dt) > 0 || p->c < 1 ||
+        p->win.out[0] < 1)
+        return false;
+    live_bands b = live_bands_of(&p->win, p->kernel_numel);
+    for (int i = 0; i < b.count; i++)
+        if (band_taps(&p->win, p->kernel_numel, b.lo[i], b.lo[i + 1], NULL) < p->kernel_numel) return true;
+    return false;
+}
+
+/* prepare's product for that path, one allocation (freed by free): per band its live taps, and per k block of the
+   full product the band's rows among its live ones [k_lo[b], k_lo[b + 1]) and their packed A (W's columns of those
+   rows) at packed + a_off[b] */
+typedef struct live_band {
+    int64_t o_lo, o_hi, n_taps;
+    const int64_t *taps, *k_lo, *a_off;
+} live_band;
+
 typedef struct live_taps_state {
-    int64_t n_taps, n_blocks;
-    int64_t ws_floats; /* the GEMM workspace (mrt_conv_live_taps_floats) */
-    int64_t *taps;   /* [n_taps] */
-    int64_t *k_lo;   /* [n_blocks + 1] */
-    int64_t *a_off;  /* [n_blocks]: floats into packed */
-    float *packed;
+    int n_bands;
+    int64_t n_blocks, ws_floats; /* ws_floats: the GEMM workspace (mrt_conv_live_taps_floats) */
+    live_band band[LIVE_MAX_BANDS];
+    const float *packed;
 } live_taps_state;
 
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -503,81 +553,97 @@ static void live_block_bounds(const mrt_conv_params *p, const int64_t *taps, int
     }
 }
 
-/* The workspace of the blocks' GEMMs, whether the dropped taps are dropped or (a non-finite weight) kept. No
-   allocation: infer asks too. */
+/* The workspace of the bands' block GEMMs, whether the dropped taps are dropped or (a non-finite weight) kept: one
+   band of all rows and taps. No allocation: infer asks too. */
 int64_t mrt_conv_live_taps_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads)
 {
     if (!live_taps_path(p, dt)) return 0;
-    int64_t kn = p->kernel_numel, K = p->c * kn, sp = prod(p->win.nsp, p->win.out), most = 0;
+    const mrt_window *w = &p->win;
+    int64_t kn = p->kernel_numel, K = p->c * kn, rest = prod(w->nsp, w->out) / w->out[0], most = 0;
     int threads = n_threads > 1 ? n_threads : 1;
-    for (int64_t k0 = 0; k0 < K; k0 += MRT_SGEMM_K_BLOCK) {
-        int64_t k1 = k0 + MRT_SGEMM_K_BLOCK < K ? k0 + MRT_SGEMM_K_BLOCK : K, live = 0;
-        for (int64_t k = k0; k < k1; k++) live += tap_is_live(&p->win, k % kn);
-        int64_t counts[2] = {live, k1 - k0};
-        for (int i = 0; i < 2; i++) {
-            int64_t f = mrt_sgemm_workspace_floats(p->m, sp, counts[i], true, false, threads);
+    live_bands b = live_bands_of(w, kn);
+    for (int i = 0; i <= b.count; i++) { /* i == b.count: the fallback */
+        int64_t lo = i < b.count ? b.lo[i] : 0, hi = i < b.count ? b.lo[i + 1] : w->out[0];
+        for (int64_t k0 = 0; k0 < K; k0 += MRT_SGEMM_K_BLOCK) {
+            int64_t k1 = k0 + MRT_SGEMM_K_BLOCK < K ? k0 + MRT_SGEMM_K_BLOCK : K, live = 0;
+            for (int64_t k = k0; k < k1 && i < b.count; k++) live += tap_reads_input(w, k % kn, lo, hi);
+            int64_t f = mrt_sgemm_workspace_floats(p->m, (hi - lo) * rest, i < b.count ? live : k1 - k0, true, false, threads);
             if (f > most) most = f;
         }
     }
     return most;
 }
 
-/* W's columns of the live rows, block by block. A non-finite weight on a dropped tap keeps every tap (the full
-   product's NaN, above). */
+/* Per band, W's columns of its live rows, block by block. A non-finite weight on a tap some band drops keeps every
+   tap in one band (the full product's NaN, above). */
 static mrt_status live_taps_prepare(mrt_op_ctx *ctx, const mrt_conv_params *p, const float *w, void **state)
 {
+    const mrt_window *win = &p->win;
     int64_t kn = p->kernel_numel, K = p->c * kn, n_blocks = ceil_div64(K, MRT_SGEMM_K_BLOCK);
-    int64_t n_taps = live_taps(&p->win, kn, NULL);
-    int64_t *live = malloc((size_t)kn * sizeof(int64_t));
-    if (!live) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the live taps");
-    live_taps(&p->win, kn, live);
+    live_bands b = live_bands_of(win, kn);
+    int64_t n_taps[LIVE_MAX_BANDS], *taps = malloc((size_t)(b.count * kn) * sizeof(int64_t));
+    if (!taps) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the live taps");
     bool finite = true;
-    for (int64_t i = 0, t = 0; i < p->m * K && finite; i++) {
-        int64_t koff = i % kn;
-        if (koff == 0) t = 0;
-        if (t < n_taps && live[t] == koff) t++;
-        else finite = isfinite(w[i]);
+    for (int i = 0; i < b.count; i++) {
+        n_taps[i] = band_taps(win, kn, b.lo[i], b.lo[i + 1], taps + i * kn);
+        for (int64_t koff = 0, t = 0; koff < kn && finite; koff++) {
+            if (t < n_taps[i] && taps[i * kn + t] == koff) {
+                t++;
+                continue;
+            }
+            for (int64_t r = 0; r < p->m * p->c && finite; r++) finite = isfinite(w[r * kn + koff]);
+        }
     }
-    if (!finite) { /* every tap (in order) */
-        n_taps = kn;
-        for (int64_t t = 0; t < kn; t++) live[t] = t;
+    if (!finite) { /* one band, every tap (in order) */
+        b = (live_bands){1, {0, win->out[0]}};
+        n_taps[0] = kn;
+        for (int64_t t = 0; t < kn; t++) taps[t] = t;
     }
-    int64_t kl = p->c * n_taps, header = (int64_t)sizeof(live_taps_state) + (n_taps + 2 * n_blocks + 1) * (int64_t)sizeof(int64_t);
-    header = (header + 63) / 64 * 64;
-    int64_t *k_lo = malloc((size_t)(n_blocks + 1) * sizeof(int64_t)), packed_floats = 0;
-    float *cols = k_lo ? malloc((size_t)(p->m * kl > 0 ? p->m * kl : 1) * sizeof(float)) : NULL;
+    int64_t ints = 0, packed_floats = 0, *k_lo = malloc((size_t)(b.count * (n_blocks + 1)) * sizeof(int64_t));
+    float *cols = k_lo ? malloc((size_t)(p->m * p->c * kn > 0 ? p->m * p->c * kn : 1) * sizeof(float)) : NULL;
     if (!cols) {
-        free(live);
+        free(taps);
         free(k_lo);
         return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the live taps' weights");
     }
-    live_block_bounds(p, live, n_taps, k_lo);
-    for (int64_t b = 0; b < n_blocks; b++) packed_floats += mrt_sgemm_packed_a_floats(p->m, k_lo[b + 1] - k_lo[b]);
+    for (int i = 0; i < b.count; i++) {
+        live_block_bounds(p, taps + i * kn, n_taps[i], k_lo + i * (n_blocks + 1));
+        ints += n_taps[i] + 2 * n_blocks + 1;
+        for (int64_t k = 0; k < n_blocks; k++)
+            packed_floats += mrt_sgemm_packed_a_floats(p->m, k_lo[i * (n_blocks + 1) + k + 1] - k_lo[i * (n_blocks + 1) + k]);
+    }
+    int64_t header = ((int64_t)sizeof(live_taps_state) + ints * (int64_t)sizeof(int64_t) + 63) / 64 * 64;
     float *buf;
     mrt_status st = mrt_sgemm_alloc_packed(ctx, header / (int64_t)sizeof(float) + packed_floats, &buf);
     if (!st) {
         live_taps_state *ls = (live_taps_state *)buf;
-        ls->n_taps = n_taps;
+        ls->n_bands = b.count;
         ls->n_blocks = n_blocks;
         ls->ws_floats = mrt_conv_live_taps_floats(p, MRT_DTYPE_FLOAT, ctx->n_threads);
-        ls->taps = (int64_t *)(ls + 1);
-        ls->k_lo = ls->taps + n_taps;
-        ls->a_off = ls->k_lo + n_blocks + 1;
-        ls->packed = buf + header / (int64_t)sizeof(float);
-        memcpy(ls->taps, live, (size_t)n_taps * sizeof(int64_t));
-        memcpy(ls->k_lo, k_lo, (size_t)(n_blocks + 1) * sizeof(int64_t));
-        for (int64_t m = 0; m < p->m; m++) /* W's live columns: [m, c * n_taps + tap] */
-            for (int64_t c = 0; c < p->c; c++)
-                for (int64_t t = 0; t < n_taps; t++) cols[m * kl + c * n_taps + t] = w[m * K + c * kn + live[t]];
-        for (int64_t b = 0, off = 0; b < n_blocks; b++) {
-            int64_t kb = k_lo[b + 1] - k_lo[b];
-            ls->a_off[b] = off;
-            mrt_sgemm_pack_a(cols + k_lo[b], kl, 1, p->m, kb, ls->packed + off);
-            off += mrt_sgemm_packed_a_floats(p->m, kb);
+        float *packed = buf + header / (int64_t)sizeof(float);
+        ls->packed = packed;
+        int64_t *at = (int64_t *)(ls + 1), off = 0;
+        for (int i = 0; i < b.count; i++) {
+            live_band *lb = &ls->band[i];
+            int64_t nt = n_taps[i], kl = p->c * nt, *a_off = at + nt + n_blocks + 1;
+            const int64_t *band_k_lo = k_lo + i * (n_blocks + 1);
+            *lb = (live_band){b.lo[i], b.lo[i + 1], nt, at, at + nt, a_off};
+            memcpy(at, taps + i * kn, (size_t)nt * sizeof(int64_t));
+            memcpy(at + nt, band_k_lo, (size_t)(n_blocks + 1) * sizeof(int64_t));
+            at += nt + 2 * n_blocks + 1;
+            for (int64_t m = 0; m < p->m; m++) /* W's live columns: [m, c * n_taps + tap] */
+                for (int64_t c = 0; c < p->c; c++)
+                    for (int64_t t = 0; t < nt; t++) cols[m * kl + c * nt + t] = w[m * K + c * kn + taps[i * kn + t]];
+            for (int64_t k = 0; k < n_blocks; k++) {
+                int64_t kb = band_k_lo[k + 1] - band_k_lo[k];
+                a_off[k] = off;
+                mrt_sgemm_pack_a(cols + band_k_lo[k], kl, 1, p->m, kb, packed + off);
+                off += mrt_sgemm_packed_a_floats(p->m, kb);
+            }
         }
         *state = buf;
     }
-    free(live);
+    free(taps);
     free(k_lo);
     free(cols);
     return st;
@@ -691,32 +757,36 @@ static mrt_status conv_sgemm(mrt_op_ctx *ctx, const mrt_conv_params *p)
     return MRT_STATUS_OK;
 }
 
-/* Each image: the full product's k blocks in order, each a GEMM over its live rows (the section above) */
+/* Each image, band by band: the full product's k blocks in order, each a GEMM over the band's live rows (the
+   section above) into the band's output columns */
 static mrt_status conv_live_taps(mrt_op_ctx *ctx, const mrt_conv_params *p)
 {
     const live_taps_state *ls = ctx->kernel_state;
     const mrt_window *win = &p->win;
     const mrt_tensor *x = mrt_input(ctx, 0), *b = mrt_input(ctx, 2);
-    int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out);
+    int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out), rest = out_numel / win->out[0];
     float *ws = mrt_workspace(ctx, (size_t)ls->ws_floats * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
-    int64_t last = ls->n_blocks - 1;
-    while (last > 0 && ls->k_lo[last + 1] == ls->k_lo[last]) last--;
-    for (int64_t n = 0; n < p->n; n++) {
-        conv_src src = {(const float *)x->data + n * p->c * in_numel, win, ls->n_taps, in_numel, ls->taps, 0};
-        mrt_sgemm_b bs = {.pack = conv_pack_b, .pack_src = &src};
-        bool first = true;
-        for (int64_t blk = 0; blk <= last; blk++) {
-            int64_t kb = ls->k_lo[blk + 1] - ls->k_lo[blk];
-            if (kb == 0 && blk < last) continue; /* its sum is +0: C keeps its value */
-            src.k_base = ls->k_lo[blk];
-            mrt_sgemm_out out = {.c = (float *)mrt_output(ctx, 0)->data + n * p->m * out_numel, .ldc = out_numel,
-                                 .accumulate = !first, .bias = blk == last && b ? b->data : NULL,
-                                 .ep = blk == last ? ctx->epilogue : NULL, .ep_at0 = n * p->m * out_numel};
-            mrt_sgemm_run(ctx, p->m, out_numel, kb, ls->packed + ls->a_off[blk], NULL, 0, 0, &bs, &out, ws);
-            first = false;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int i = 0; i < ls->n_bands; i++) {
+            const live_band *lb = &ls->band[i];
+            int64_t j0 = lb->o_lo * rest, last = ls->n_blocks - 1;
+            while (last > 0 && lb->k_lo[last + 1] == lb->k_lo[last]) last--;
+            conv_src src = {(const float *)x->data + n * p->c * in_numel, win, lb->n_taps, in_numel, lb->taps, 0, j0};
+            mrt_sgemm_b bs = {.pack = conv_pack_b, .pack_src = &src};
+            bool first = true;
+            for (int64_t blk = 0; blk <= last; blk++) {
+                int64_t kb = lb->k_lo[blk + 1] - lb->k_lo[blk];
+                if (kb == 0 && blk < last) continue; /* its sum is +0: C keeps its value */
+                src.k_base = lb->k_lo[blk];
+                mrt_sgemm_out out = {.c = (float *)mrt_output(ctx, 0)->data + n * p->m * out_numel + j0, .ldc = out_numel,
+                                     .accumulate = !first, .bias = blk == last && b ? b->data : NULL,
+                                     .ep = blk == last ? ctx->epilogue : NULL, .ep_at0 = n * p->m * out_numel + j0};
+                mrt_sgemm_run(ctx, p->m, (lb->o_hi - lb->o_lo) * rest, kb, ls->packed + lb->a_off[blk], NULL, 0, 0, &bs,
+                              &out, ws);
+                first = false;
+            }
         }
-    }
     return MRT_STATUS_OK;
 }
 

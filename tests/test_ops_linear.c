@@ -210,7 +210,9 @@ Test(linear, conv_2d_rows_of_every_width)
    (ops_cpu/conv.c) while the k blocks of the full product are kept, so the results are conv_chain_ref's bits:
    only the centre tap live (100 channels: 900 rows, 4 blocks of 28/29/28/15 live rows); dead rows along one axis
    only (dilation 6 on 5 rows, 2 on 9 columns); 18 blocks with a stride-2 axis; a 5x5 kernel with its outer ring
-   dead on a 3x3 image; batches of 2; 1 and 2 threads. */
+   dead on a 3x3 image; taps dead for bands of output rows only (DeepLabV3's dilation 12 on 14x14: rows 0-1, 2-11
+   and 12-13 read 6, 3 and 6 taps; dilation 6 on 9 rows); batches of 2; 1 and 2 threads; then 1-D and 3-D
+   geometries against the float64 reference. */
 Test(linear, conv_taps_reading_only_padding_keep_the_bits)
 {
     th_rng r;
@@ -222,6 +224,8 @@ Test(linear, conv_taps_reading_only_padding_keep_the_bits)
         {37, 9, {5, 9}, {3, 3}, {1, 1}, {6, 2}, {6, 2, 6, 2}},
         {300, 17, {4, 7}, {3, 5}, {2, 1}, {5, 1}, {5, 2, 5, 2}},
         {12, 50, {3, 3}, {5, 5}, {1, 1}, {2, 2}, {4, 4, 4, 4}},
+        {40, 24, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12, 12, 12}},
+        {30, 16, {9, 7}, {3, 3}, {1, 1}, {6, 3}, {6, 3, 6, 3}},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int v = 0; v < 2; v++) {
@@ -248,6 +252,13 @@ Test(linear, conv_taps_reading_only_padding_keep_the_bits)
             snprintf(label, sizeof label, "dead taps case %zu, %d image(s), %d thread(s)", ci, (int)cc.n, cc.threads);
             run_conv(&r, &cc, label);
         }
+    conv_case d1 = {.nsp = 1, .n = 2, .c = 20, .m = 7, .group = 1, .in = {5}, .k = {3}, .s = {1}, .d = {4}, .pads = {4, 4},
+                    .auto_pad = "NOTSET", .bias = true, .kernel_attr = true, .dt = MRT_DTYPE_FLOAT, .threads = 2};
+    run_conv(&r, &d1, "dead taps, 1-D");
+    conv_case d3 = {.nsp = 3, .n = 1, .c = 12, .m = 5, .group = 1, .in = {3, 4, 4}, .k = {3, 3, 3}, .s = {1, 1, 1},
+                    .d = {3, 3, 3}, .pads = {3, 3, 3, 3, 3, 3}, .auto_pad = "NOTSET", .bias = true, .kernel_attr = true,
+                    .dt = MRT_DTYPE_FLOAT};
+    run_conv(&r, &d3, "dead taps, 3-D");
 }
 
 /* An infinite weight on a tap that reads only padding: inf * 0 is NaN in the full product, so every output is NaN

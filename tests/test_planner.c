@@ -482,11 +482,14 @@ Test(planner, winograd_conv_chains_fuse_with_the_same_bits)
 }
 
 /* A 3x3 Conv 40 -> 24 with dilation 5 on a 4 x 6 image: only the centre tap reads the image, and ops_cpu/conv.c
-   drops the others while keeping the full product's two k blocks (the epilogue after the second) */
+   drops the others while keeping the full product's two k blocks (the epilogue after the second); with dilation 6
+   on 9 x 7, the live taps differ by band of rows */
 Test(planner, conv_chains_with_taps_reading_only_padding_fuse_with_the_same_bits)
 {
     conv_chain cc = {"planner.dead_taps_chain.weights", 24, 40, 3, 0, 5};
     expect_conv_chains_same_bits(&cc, "planner.dead_taps_chain", 4, 6, "3x3 dilation 5");
+    cc.d = 6; /* 9 x 7: bands of rows with 6, 3 and 6 live taps, each its own GEMMs and epilogue */
+    expect_conv_chains_same_bits(&cc, "planner.dead_taps_chain", 9, 7, "3x3 dilation 6");
 }
 
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The
