@@ -316,14 +316,8 @@ void mrt_vtanh_f32(float *y, const float *x, int64_t n)
     }
 }
 
-/* erf(a) and erfc(a) for a >= 0 (a NaN gives NaNs). Below 0.75: erf(a) = a * P(a^2), P a fit of erf(a)/a
-   (relative error 6e-15). From 0.75: erfc(a) = exp(-a^2) * Q(t), Q a fit of erfcx = exp(a^2) erfc(a) in
-   t = (a - 3) / (a + 3) over a in [0.75, 12] (relative error 1.4e-11); a is clamped to 12, where erfc(12) ~ 1e-64
-   is 0 for any float use. Both fits: Chebyshev interpolation in float64 against mpmath, then power form. The Horner
-   steps here and in erf_only are fma() (one rounding, on every clone: libm's fma on the baseline build): a third of
-   the time off ConvNeXt's and MaxViT's GELUs, and over every float the results of mrt_verf_f32, mrt_vgelu_f32 and
-   mrt_vgelu_erf_nodes_f32 are the same bits as with a rounded multiply then add (checked exhaustively). */
-static inline double erf_pair(double a, double *erfc_out)
+/* erf(a) = a * P(a^2) below 0.75, P a fit of erf(a)/a (relative error 6e-15): erf_pair's and erf_only's small range */
+static inline double erf_small(double a)
 {
     double w = a * a;
     double ps = 1.2828569663771478e-06;
@@ -335,7 +329,19 @@ static inline double erf_pair(double a, double *erfc_out)
     ps = fma(ps, w, 0.11283791663362774);
     ps = fma(ps, w, -0.37612638903024209);
     ps = fma(ps, w, 1.1283791670955072);
-    double e_small = a * ps;
+    return a * ps;
+}
+
+/* erf(a) and erfc(a) for a >= 0 (a NaN gives NaNs). Below 0.75: erf(a) = a * P(a^2), P a fit of erf(a)/a
+   (relative error 6e-15). From 0.75: erfc(a) = exp(-a^2) * Q(t), Q a fit of erfcx = exp(a^2) erfc(a) in
+   t = (a - 3) / (a + 3) over a in [0.75, 12] (relative error 1.4e-11); a is clamped to 12, where erfc(12) ~ 1e-64
+   is 0 for any float use. Both fits: Chebyshev interpolation in float64 against mpmath, then power form. The Horner
+   steps here and in erf_only are fma() (one rounding, on every clone: libm's fma on the baseline build): a third of
+   the time off ConvNeXt's and MaxViT's GELUs, and over every float the results of mrt_verf_f32, mrt_vgelu_f32 and
+   mrt_vgelu_erf_nodes_f32 are the same bits as with a rounded multiply then add (checked exhaustively). */
+static inline double erf_pair(double a, double *erfc_out)
+{
+    double e_small = erf_small(a);
 
     double ab = select_d(a > 12.0, 12.0, a);
     double u = (ab - 3.0) / (ab + 3.0) * (1.0 / 0.6);
@@ -366,16 +372,6 @@ static inline double erf_pair(double a, double *erfc_out)
    the clamp to 4 gives exactly that. No exp and no division: half the cost of erf_pair. */
 static inline double erf_only(double a)
 {
-    double w = a * a;
-    double ps = 1.2828569663771478e-06;
-    ps = fma(ps, w, -1.4559609325060184e-05);
-    ps = fma(ps, w, 0.00012034993805898452);
-    ps = fma(ps, w, -0.00085476622920771744);
-    ps = fma(ps, w, 0.0052239648047169148);
-    ps = fma(ps, w, -0.026866169252373652);
-    ps = fma(ps, w, 0.11283791663362774);
-    ps = fma(ps, w, -0.37612638903024209);
-    ps = fma(ps, w, 1.1283791670955072);
     double u = (select_d(a > 4.0, 4.0, a) - 2.375) * (1.0 / 1.625);
     double q = -2.1895406124383414e-05;
     q = fma(q, u, 0.00017272666961691584);
@@ -396,7 +392,7 @@ static inline double erf_only(double a)
     q = fma(q, u, -0.025126555682377809);
     q = fma(q, u, 0.0065105240284256058);
     q = fma(q, u, 0.9992170617444488);
-    return select_d(a < 0.75, a * ps, q);
+    return select_d(a < 0.75, erf_small(a), q);
 }
 
 /* mrt_verf_f32's value for one element: erf is odd, so x's sign is restored on erf(|x|) (keeps -0) */

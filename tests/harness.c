@@ -387,6 +387,22 @@ void th_assert_close(const mrt_tensor *got, mrt_dtype dt, const double *expect, 
     cr_assert(th_check_f64(got, expect, rank, shape, nmse, at, rt, why, sizeof why), "%s: %s", label, why);
 }
 
+void th_assert_f32_is_f64_rounded(const mrt_tensor *got, const mrt_tensor *want, const char *label)
+{
+    cr_assert(got->dtype == MRT_DTYPE_FLOAT && want->dtype == MRT_DTYPE_DOUBLE, "%s: expected float32 against float64",
+              label);
+    int64_t n = mrt_tensor_numel(got);
+    cr_assert_eq(n, mrt_tensor_numel(want), "%s: %lld elements against %lld", label, (long long)n,
+                 (long long)mrt_tensor_numel(want));
+    const float *g = got->data;
+    const double *w = want->data;
+    for (int64_t i = 0; i < n; i++) {
+        float r = (float)w[i];
+        cr_assert(memcmp(&g[i], &r, sizeof r) == 0 || (isnan(g[i]) && isnan(r)),
+                  "%s, element %lld: got %.9g, the float64 sums give %.9g", label, (long long)i, (double)g[i], (double)r);
+    }
+}
+
 void th_expect_failure(th_case *c, int n_out, const char *needle, const char *label)
 {
     mrt_tensor y[4];

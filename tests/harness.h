@@ -81,6 +81,10 @@ void th_tolerance(mrt_dtype dt, double *nmse, double *abs_tol, double *rel);
 /* Asserts got has dtype dt and matches expect within th_tolerance(dt); label prefixes the failure. */
 void th_assert_close(const mrt_tensor *got, mrt_dtype dt, const double *expect, int rank, const int64_t *shape,
                      const char *label);
+/* Asserts that every element of the float32 tensor got is the float64 tensor want's element rounded to float, bit
+   for bit (NaN matching any NaN): a float32 kernel that computes in double against the same kernel run on float64
+   values. label prefixes the failure, which names the element. */
+void th_assert_f32_is_f64_rounded(const mrt_tensor *got, const mrt_tensor *want, const char *label);
 /* Runs c (up to 4 outputs), asserts it fails with a message containing needle, and frees c. */
 void th_expect_failure(th_case *c, int n_out, const char *needle, const char *label);
 int64_t th_numel(int rank, const int64_t *shape);

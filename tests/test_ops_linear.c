@@ -1319,14 +1319,9 @@ Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
                 cr_assert_eq(th_run_opt(c, &opt, 1, &y[t]), MRT_STATUS_OK, "%s", mrt_last_error());
                 th_free(c);
             }
-            const float *got = y[0].data;
-            const double *want = y[1].data;
-            for (int64_t i = 0; i < mrt_tensor_numel(&y[0]); i++) {
-                float w = (float)want[i];
-                cr_assert(memcmp(&got[i], &w, sizeof w) == 0 || (isnan(got[i]) && isnan(w)),
-                          "case %zu, %d threads, output %lld: got %.9g, the float64 sums give %.9g", ci, threads,
-                          (long long)i, (double)got[i], (double)w);
-            }
+            char label[48];
+            snprintf(label, sizeof label, "case %zu, %d threads", ci, threads);
+            th_assert_f32_is_f64_rounded(&y[0], &y[1], label);
             free(xv);
             for (int t = 0; t < 2; t++) mrt_tensor_release(&y[t]), mrt_tensor_release(xs[t]);
         }
