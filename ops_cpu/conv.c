@@ -5,8 +5,9 @@
  * runs on minirt's GEMM (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered
  * straight into B's panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in
  * cache; 2-D convs with few input channels (stems) read B's rows in place from padded copies of the input rows
- * instead (conv_rows), with the GEMM's tile and chains; kernel offsets that read only padding (dilations as large as
- * the image) are dropped, each k block of the full product a GEMM of its own (conv_live_taps), with the same bits.
+ * instead (conv_rows), with the GEMM's tile and chains; kernel offsets that read only padding for a band of output
+ * rows (dilations as large as the image) are dropped there, each k block of the full product a GEMM of its own
+ * (conv_live_taps), with the same bits.
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
  * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves
  * (engine/opdef/conv.h sizes it): nothing is allocated per call. */
@@ -473,13 +474,6 @@ typedef struct live_bands {
     int64_t lo[LIVE_MAX_BANDS + 1];
 } live_bands;
 
-static bool same_live_taps(const mrt_window *w, int64_t kn, int64_t row_a, int64_t row_b)
-{
-    for (int64_t koff = 0; koff < kn; koff++)
-        if (tap_reads_input(w, koff, row_a, row_a + 1) != tap_reads_input(w, koff, row_b, row_b + 1)) return false;
-    return true;
-}
-
 static int64_t band_taps(const mrt_window *w, int64_t kn, int64_t lo, int64_t hi, int64_t *taps)
 {
     int64_t n = 0;
@@ -491,24 +485,46 @@ static int64_t band_taps(const mrt_window *w, int64_t kn, int64_t lo, int64_t hi
     return n;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The bands come from where each kernel row starts and stops reading the image along the first axis (kernel row k
+   reads input row o s + t for output row o, t = k d - pad: inside for o in [ceil(-t / s), floor((in - 1 - t) / s)]):
+   between two consecutive such boundaries each tap is live for all rows or for none. Neighbouring bands with the
+   same live taps are merged. Worked out from the kernel rows, not row by row: run asks too (every Conv on the GEMM
+   path). */
 static live_bands live_bands_of(const mrt_window *w, int64_t kn)
 {
-    live_bands b = {1, {0}};
-    int64_t rows = w->out[0], total = 0;
-    for (int64_t o = 1; o < rows && b.count <= LIVE_MAX_BANDS; o++)
-        if (!same_live_taps(w, kn, b.lo[b.count - 1], o)) {
-            if (b.count == LIVE_MAX_BANDS) {
-                b.count++; /* too many: noted, then undone below */
-                break;
-            }
-            b.lo[b.count++] = o;
-        }
-    if (b.count <= LIVE_MAX_BANDS) {
-        b.lo[b.count] = rows;
-        for (int i = 0; i < b.count; i++) total += band_taps(w, kn, b.lo[i], b.lo[i + 1], NULL);
+    enum { MAX_CUTS = 2 * LIVE_MAX_BANDS + 2 };
+    int64_t rows = w->out[0], s = w->stride[0], cut[MAX_CUTS], total = 0;
+    live_bands one = {1, {0, rows}}, b = {0, {0}};
+    if (2 * w->kernel[0] + 2 > MAX_CUTS) return one;
+    int n = 0;
+    cut[n++] = 0;
+    cut[n++] = rows;
+    for (int64_t k = 0; k < w->kernel[0]; k++) {
+        int64_t t = k * w->dilation[0] - w->pad_begin[0];
+        int64_t lo = t >= 0 ? 0 : (-t + s - 1) / s, hi = w->in[0] - 1 - t < 0 ? 0 : (w->in[0] - 1 - t) / s + 1;
+        cut[n++] = lo > rows ? rows : lo;
+        cut[n++] = hi > rows ? rows : hi;
     }
-    if (b.count > LIVE_MAX_BANDS || total > LIVE_MAX_WEIGHT_COPIES * kn) b = (live_bands){1, {0, rows}};
-    return b;
+    qsort(cut, (size_t)n, sizeof *cut, cmp_i64);
+    for (int i = 0; i + 1 < n; i++) {
+        if (cut[i] == cut[i + 1]) continue;
+        bool same = b.count > 0; /* as the previous band: extend it */
+        for (int64_t koff = 0; same && koff < kn; koff++)
+            same = tap_reads_input(w, koff, b.lo[b.count - 1], b.lo[b.count - 1] + 1) ==
+                   tap_reads_input(w, koff, cut[i], cut[i] + 1);
+        if (same) continue;
+        if (b.count == LIVE_MAX_BANDS) return one;
+        b.lo[b.count++] = cut[i];
+    }
+    b.lo[b.count] = rows;
+    for (int i = 0; i < b.count; i++) total += band_taps(w, kn, b.lo[i], b.lo[i + 1], NULL);
+    return total > LIVE_MAX_WEIGHT_COPIES * kn ? one : b;
 }
 
 /* A float32 group-1 Conv that takes the GEMM path (not pointwise, not the stems' rows) with, in some band of output
