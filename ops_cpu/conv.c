@@ -527,17 +527,19 @@ static live_bands live_bands_of(const mrt_window *w, int64_t kn)
     return total > LIVE_MAX_WEIGHT_COPIES * kn ? one : b;
 }
 
-/* A float32 group-1 Conv that takes the GEMM path (not pointwise, not the stems' rows) with, in some band of output
-   rows, a tap that reads only padding. Prepare and run both ask, after Winograd's check. */
+/* A float32 group-1 Conv that takes the GEMM path (not pointwise, not the stems' rows) whose bands drop at least
+   an eighth of its multiply-adds. (A 3x3/2 Conv with padding 1 drops a third of one output row's: not worth the
+   bands' extra products and weights.) Prepare and run both ask, after Winograd's check. */
 static bool live_taps_path(const mrt_conv_params *p, mrt_dtype dt)
 {
     if (!uses_sgemm(p, dt) || p->group != 1 || is_pointwise(&p->win) || mrt_conv_rows_floats(p, dt) > 0 || p->c < 1 ||
         p->win.out[0] < 1)
         return false;
-    live_bands b = live_bands_of(&p->win, p->kernel_numel);
+    int64_t kn = p->kernel_numel, dropped = 0; /* tap-rows dropped */
+    live_bands b = live_bands_of(&p->win, kn);
     for (int i = 0; i < b.count; i++)
-        if (band_taps(&p->win, p->kernel_numel, b.lo[i], b.lo[i + 1], NULL) < p->kernel_numel) return true;
-    return false;
+        dropped += (b.lo[i + 1] - b.lo[i]) * (kn - band_taps(&p->win, kn, b.lo[i], b.lo[i + 1], NULL));
+    return dropped * 8 >= p->win.out[0] * kn;
 }
 
 /* prepare's product for that path, one allocation (freed by free): per band its live taps, and per k block of the
