@@ -360,8 +360,9 @@ AVGPOOL(double, f64)
 /* 2-D float32 AveragePool, threaded over the planes: the sums of avgpool_f32 (in double, rows then columns, each
    window's taps in order) with the window's bounds worked out per row and per column instead of per element,
    and on AVX-512 eight neighbouring outputs at once (one per lane, each lane's sum in the same order) where
-   their windows lie inside the row, for column strides 1 and 2 (MaxViT's 3x3/2 on 114x114: 1.62 -> 0.46 ms). Inception-v3's nine 3x3 AveragePools took 54 ms of its 124 (one thread
-   walking every tap of every output through the N-D window code). */
+   their windows lie inside the row, for column strides 1 and 2 (MaxViT's 3x3/2 on 114x114: 1.62 -> 0.46 ms).
+   Inception-v3's nine 3x3 AveragePools took 54 ms of its 124 (one thread walking every tap of every output through
+   the N-D window code). */
 typedef struct ap2d_job {
     const mrt_window *w;
     const float *x;
