@@ -49,22 +49,27 @@ typedef struct win_taps {
     int64_t n_valid, n_padded;
 } win_taps;
 
+/* Taps of dim i for output coordinate o: its first in-position, the kernel taps [lo, hi) that land inside the input,
+   and how many taps lie inside the padded input */
+static void dim_taps(const mrt_window *w, int i, int64_t o, int64_t *start, int64_t *lo, int64_t *hi, int64_t *padded)
+{
+    int64_t s = o * w->stride[i] - w->pad_begin[i], d = w->dilation[i], k = w->kernel[i], in = w->in[i];
+    int64_t l = s >= 0 ? 0 : (-s + d - 1) / d, h = in - s <= 0 ? 0 : (in - s + d - 1) / d;
+    int64_t hp = in + w->pad_end[i] - s <= 0 ? 0 : (in + w->pad_end[i] - s + d - 1) / d;
+    if (h > k) h = k;
+    if (hp > k) hp = k;
+    if (l > h) l = h;
+    *start = s, *lo = l, *hi = h, *padded = hp;
+}
+
 static void taps_of(const mrt_window *w, const int64_t *oidx, win_taps *t)
 {
     t->n_valid = 1;
     t->n_padded = 1;
     for (int i = 0; i < w->nsp; i++) {
-        int64_t s = oidx[i] * w->stride[i] - w->pad_begin[i], d = w->dilation[i], k = w->kernel[i], in = w->in[i];
-        int64_t lo = s >= 0 ? 0 : (-s + d - 1) / d;
-        int64_t hi = in - s <= 0 ? 0 : (in - s + d - 1) / d;
-        int64_t hp = in + w->pad_end[i] - s <= 0 ? 0 : (in + w->pad_end[i] - s + d - 1) / d;
-        if (hi > k) hi = k;
-        if (hp > k) hp = k;
-        if (lo > hi) lo = hi;
-        t->start[i] = s;
-        t->klo[i] = lo;
-        t->khi[i] = hi;
-        t->n_valid *= hi - lo;
+        int64_t hp;
+        dim_taps(w, i, oidx[i], &t->start[i], &t->klo[i], &t->khi[i], &hp);
+        t->n_valid *= t->khi[i] - t->klo[i];
         t->n_padded *= hp;
     }
 }
@@ -369,19 +374,6 @@ typedef struct ap2d_job {
     float *y;
     bool include_pad;
 } ap2d_job;
-
-/* Taps of dim i for output coordinate o: start, the valid kernel range [lo, hi) and the count inside the padded
-   input (as taps_of) */
-static void dim_taps(const mrt_window *w, int i, int64_t o, int64_t *start, int64_t *lo, int64_t *hi, int64_t *padded)
-{
-    int64_t s = o * w->stride[i] - w->pad_begin[i], d = w->dilation[i], k = w->kernel[i], in = w->in[i];
-    int64_t l = s >= 0 ? 0 : (-s + d - 1) / d, h = in - s <= 0 ? 0 : (in - s + d - 1) / d;
-    int64_t hp = in + w->pad_end[i] - s <= 0 ? 0 : (in + w->pad_end[i] - s + d - 1) / d;
-    if (h > k) h = k;
-    if (hp > k) hp = k;
-    if (l > h) l = h;
-    *start = s, *lo = l, *hi = h, *padded = hp;
-}
 
 static inline float ap_finish(double s, int64_t den) { return (float)(den > 0 ? s / (double)den : 0.0); }
 

@@ -140,6 +140,7 @@ typedef struct resize2_job {
     const axis_table *th, *tw;
     int64_t ih, iw, oh, ow;
     double extrapolation;
+    bool vector_rows; /* linear on both axes and no column outside: linear_row_avx512 takes the rows */
 } resize2_job;
 
 #ifdef MRT_HAVE_AVX512_INTRINSICS
@@ -192,10 +193,6 @@ static void resize2_planes(void *arg, int64_t p0, int64_t p1)
 {
     const resize2_job *j = arg;
     const axis_table *th = j->th, *tw = j->tw;
-#ifdef MRT_HAVE_AVX512_INTRINSICS
-    bool vector_rows = th->n == 2 && tw->n == 2 && mrt_cpu_has_avx512f();
-    for (int64_t ow = 0; vector_rows && ow < j->ow; ow++) vector_rows = !tw->out_of_range[ow];
-#endif
     for (int64_t p = p0; p < p1; p++) {
         const float *x = j->x + p * j->ih * j->iw;
         float *y = j->y + p * j->oh * j->ow;
@@ -204,7 +201,7 @@ static void resize2_planes(void *arg, int64_t p0, int64_t p1)
             const double *wh = &th->w[oh * th->n];
             int64_t ow = 0;
 #ifdef MRT_HAVE_AVX512_INTRINSICS
-            if (vector_rows && !th->out_of_range[oh])
+            if (j->vector_rows && !th->out_of_range[oh])
                 ow = linear_row_avx512(x + ihx[0] * j->iw, x + ihx[1] * j->iw, j->iw, wh, tw, j->ow, y + oh * j->ow);
 #endif
             for (; ow < j->ow; ow++) {
@@ -253,7 +250,11 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
         int64_t planes = 1;
         for (int d = 0; d < r - 2; d++) planes *= x->shape[d];
         resize2_job j = {x->data, y->data, &tab[r - 2], &tab[r - 1], x->shape[r - 2], x->shape[r - 1], y->shape[r - 2],
-                         y->shape[r - 1], extrapolation};
+                         y->shape[r - 1], extrapolation, false};
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+        j.vector_rows = j.th->n == 2 && j.tw->n == 2 && mrt_cpu_has_avx512f();
+        for (int64_t ow = 0; j.vector_rows && ow < j.ow; ow++) j.vector_rows = !j.tw->out_of_range[ow];
+#endif
         int64_t per_plane = y->shape[r - 2] * y->shape[r - 1] * tab[r - 2].n * tab[r - 1].n;
         mrt_parallel_for(ctx, planes, per_plane >= 65536 ? 1 : 65536 / (per_plane > 0 ? per_plane : 1), resize2_planes, &j);
         return MRT_STATUS_OK;
