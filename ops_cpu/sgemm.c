@@ -587,6 +587,15 @@ static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
         int64_t ri = t / jb->n_col_chunks, ci = t % jb->n_col_chunks;
         int64_t m0 = ri * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
         int64_t j0 = ci * jb->col_chunk, j1 = min64(jb->n, j0 + jb->col_chunk);
+        if (m1 - m0 <= MR) {
+            /* one panel of rows (a classifier's one-row Gemm): each B panel's k blocks before the next panel, so
+               the packed B, too large for the cache, is read as one stream */
+            for (int64_t j = j0; j < j1; j += NR)
+                for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK)
+                    compute_block(jb, m0, m1, j, min64(j1, j + NR), k0, min64(jb->k, k0 + K_BLOCK),
+                                  bp + (j / NR) * jb->k * NR + k0 * NR, jb->k * NR);
+            continue;
+        }
         for (int64_t k0 = 0; k0 < jb->k; k0 += K_BLOCK) {
             int64_t k1 = min64(jb->k, k0 + K_BLOCK);
             compute_block(jb, m0, m1, j0, j1, k0, k1, bp + (j0 / NR) * jb->k * NR + k0 * NR, jb->k * NR);
