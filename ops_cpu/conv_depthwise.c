@@ -429,7 +429,7 @@ static bool dw_direct_ok(const dw_job *j)
 enum {
     DW_CH = 16,            /* channels per block: one AVX-512 vector */
     DW_CH_MAXOUT = 256,    /* output positions per plane (16x16) */
-    DW_CH_MAXIN = 512,     /* padded input positions per plane */
+    DW_CH_MAXIN = 1024,    /* padded input positions per plane */
     DW_CH_MAXTAPS = 64,    /* kernel taps (8x8) */
     DW_CH_POS = 4,         /* output positions in flight: independent fma chains */
 };

@@ -189,6 +189,11 @@ Test(depthwise, fixed_shapes)
         {1, 20, 14, 14, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
         {1, 20, 9, 11, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false},
         {1, 17, 12, 12, 5, 5, 2, 2, 1, 1, {2, 1, 2, 1}, true},
+        /* and its larger padded inputs (up to 1024 positions): MobileNetV2's 3x3/2 and EfficientNet-B0's 5x5/2 from
+           28 x 28, and a 32 x 32 padded input, the largest it takes */
+        {1, 20, 28, 28, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
+        {1, 20, 28, 28, 5, 5, 2, 2, 1, 1, {1, 1, 2, 2}, true},
+        {1, 20, 31, 31, 4, 4, 2, 2, 1, 1, {1, 1, 1, 1}, false},
         /* the row kernel's 3x3 and 5x5 instances (kernel size a constant), strides 1 and 2, dilated too */
         {1, 3, 28, 28, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},
         {1, 3, 57, 57, 5, 5, 2, 2, 1, 1, {1, 1, 2, 2}, true},
