@@ -2,6 +2,7 @@
  * by If/Loop/Scan). Not part of the operator contract; kernels only see mrt_op_ctx. */
 #pragma once
 
+#include "engine/plan_mem.h"
 #include "engine/registry.h"
 
 /* What is known about a value while planning. */
@@ -68,6 +69,7 @@ typedef struct mrt_exec {
     int64_t *sig_work;           /* where the next run's signature is built (kept between runs) */
     size_t sig_work_cap;
     void *arena;                 /* planned intermediate storage (NULL with no_mem_plan) */
+    mrt_plan_mem plan_mem;       /* the kernels' prepared state (mrt_plan_alloc), freed with the plan */
     size_t arena_bytes;
     void *scratch;               /* workspace for kernels the plan could not size (dynamic shapes, folding,
                                     no_mem_plan): grown on demand, kept across runs */

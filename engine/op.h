@@ -61,6 +61,12 @@ struct mrt_op_ctx {
     bool no_winograd;            /* the session's no_winograd: 3x3 Convs take the GEMM (ops_cpu/conv_winograd.h) */
 };
 
+/* In prepare: `bytes` (64-byte aligned) that live as long as the plan, for the state the kernel builds (packed
+   weights). The engine frees them with the plan: the kernel's release must not (it needs none for this memory). A
+   plan's requests are laid out together in large blocks on transparent huge pages where the system offers them
+   (engine/plan_mem.h). NULL when out of memory, over the allocation limit, or outside the engine's plan. */
+void *mrt_plan_alloc(const mrt_op_ctx *ctx, size_t bytes);
+
 /* ---- inputs and outputs */
 
 /* Input tensor i, or NULL when omitted (or beyond n_inputs) or not a tensor. */

@@ -44,7 +44,8 @@ typedef struct mrt_kernel {
     bool (*supports)(const mrt_op_ctx *ctx, char *why, size_t why_len);
     /* Optional: called once per plan, after infer, for a node that runs (not folded, shapes known); inputs that
        are constants carry their data. What it builds (packed weights) is kept with the plan, handed to run as
-       ctx->kernel_state, and freed with `release`. *state may be left NULL. */
+       ctx->kernel_state, and freed with `release` (NULL when it lives in plan memory, mrt_plan_alloc, which the
+       engine frees with the plan). *state may be left NULL. */
     mrt_status (*prepare)(mrt_op_ctx *ctx, void **state);
     void (*release)(void *state);
     unsigned flags; /* MRT_KERNEL_* */

@@ -69,6 +69,7 @@ static void release_plan(mrt_exec *e)
         if (e->steps[i].kernel_state && e->steps[i].kernel->release) e->steps[i].kernel->release(e->steps[i].kernel_state);
         mrt_fusion_free(e->steps[i].fusion);
     }
+    mrt_plan_mem_free(&e->plan_mem); /* after the releases: a kernel's state may point into it */
     free(e->steps);
     e->steps = NULL;
     e->n_steps = 0;
@@ -100,6 +101,12 @@ mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mr
     }
     *out = e;
     return MRT_STATUS_OK;
+}
+
+void *mrt_plan_alloc(const mrt_op_ctx *ctx, size_t bytes)
+{
+    if (!ctx || !ctx->exec || mrt_check_alloc(bytes, "a kernel's prepared state") != MRT_STATUS_OK) return NULL;
+    return mrt_plan_mem_alloc(&ctx->exec->plan_mem, bytes);
 }
 
 void *mrt_exec_scratch(mrt_exec *e, size_t bytes)

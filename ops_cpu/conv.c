@@ -1165,9 +1165,9 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_conv[] = {
-    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
-    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
-    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
+    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
+    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
+    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
     {"", "ConvTranspose", 1, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 11, mrt_cpu_convtranspose, NULL},
     {"", "ConvTranspose", 22, mrt_cpu_convtranspose, NULL},

@@ -447,15 +447,15 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_gemm[] = {
-    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, free, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
+    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
     {"", "MatMulInteger", 10, mrt_cpu_matmulinteger, NULL},
     {0},
 };

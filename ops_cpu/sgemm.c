@@ -68,10 +68,10 @@ int64_t mrt_sgemm_packed_b_floats(int64_t k, int64_t n) { return align16(ceil_di
 
 mrt_status mrt_sgemm_alloc_packed(const mrt_op_ctx *ctx, int64_t n, float **out)
 {
-    size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) & ~(size_t)63; /* aligned_alloc: a multiple */
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
     *out = NULL;
     MRT_TRY(mrt_check_alloc(bytes, "the packed weights"));
-    *out = aligned_alloc(64, bytes);
+    *out = mrt_plan_alloc(ctx, bytes);
     if (!*out) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing the weights (%zu bytes)", bytes);
     return MRT_STATUS_OK;
 }

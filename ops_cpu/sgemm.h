@@ -35,8 +35,9 @@ enum { MRT_SGEMM_MR = 8, MRT_SGEMM_NR = 48, MRT_SGEMM_K_BLOCK = 256 };
 int64_t mrt_sgemm_packed_a_floats(int64_t m, int64_t k);
 int64_t mrt_sgemm_packed_b_floats(int64_t k, int64_t n);
 
-/* A 64-byte aligned buffer of n floats for packed operands kept by a kernel's prepare (free() it); fails naming
-   the node when it is larger than the allocation limit or can't be had. */
+/* A 64-byte aligned buffer of n floats for packed operands kept by a kernel's prepare, plan memory (mrt_plan_alloc:
+   the engine frees it with the plan, never free() it); fails naming the node when it is larger than the allocation
+   limit or can't be had. */
 mrt_status mrt_sgemm_alloc_packed(const mrt_op_ctx *ctx, int64_t n, float **out);
 
 /* Pack A(i, kk) = a[i * rs + kk * cs] (a transposed operand is just other strides). */
