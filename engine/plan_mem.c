@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-enum { FIRST_BLOCK = 256 << 10, MAX_BLOCK = 8 << 20, HUGE_PAGE = 2 << 20, ALIGN = 64 };
+enum { FIRST_BLOCK = 64 << 10, MAX_BLOCK = 8 << 20, HUGE_PAGE = 2 << 20, ALIGN = 64 };
 
 struct mrt_plan_block {
     mrt_plan_block *next;

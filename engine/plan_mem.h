@@ -1,5 +1,5 @@
 /* Memory that lives as long as an exec's plan (see mrt_plan_alloc in engine/op.h): the kernels' prepared state,
- * such as packed weights. Requests are carved from the first block with room; blocks double in size from 256 KiB
+ * such as packed weights. Requests are carved from the first block with room; blocks double in size from 64 KiB
  * to 8 MiB (a larger request gets a block of its own size). Blocks of 2 MiB and more are aligned to 2 MiB and
  * offered to the kernel as transparent huge pages (madvise), so a model's packed weights (MobileNetV2: 14 MB, read
  * once per run and rarely still in cache) take a few TLB entries instead of thousands. Everything is freed at once
