@@ -7,7 +7,8 @@
  * cache; 2-D convs with few input channels (stems) read B's rows in place from padded copies of the input rows
  * instead (conv_rows), with the GEMM's tile and chains; kernel offsets that read only padding for a band of output
  * rows (dilations as large as the image) are dropped there, each k block of the full product a GEMM of its own
- * (conv_live_taps), with the same bits.
+ * (conv_live_taps), with the same bits; grouped convs with 8 or more output channels per group compute the GEMM's
+ * chains with the channels as vector lanes (ops_cpu/conv_grouped.c).
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
  * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves
  * (engine/opdef/conv.h sizes it): nothing is allocated per call. */
@@ -18,6 +19,7 @@
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
 #include "ops_cpu/conv_depthwise.h"
+#include "ops_cpu/conv_grouped.h"
 #include "ops_cpu/conv_winograd.h"
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/linear.h"
@@ -685,6 +687,13 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         return st;
     }
     if (live_taps_path(&p, x->dtype)) return live_taps_prepare(ctx, &p, w->data, state);
+    if (mrt_conv_grouped_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_grouped.h) */
+        float *packed;
+        MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_conv_grouped_packed_floats(&p), &packed));
+        mrt_conv_grouped_pack_weights(&p, w->data, packed);
+        *state = packed;
+        return MRT_STATUS_OK;
+    }
     int64_t mg = p.m / p.group, ck = p.c / p.group * p.kernel_numel, gf = mrt_sgemm_packed_a_floats(mg, ck);
     float *packed; /* W packed group by group, gf floats apart */
     MRT_TRY(mrt_sgemm_alloc_packed(ctx, gf * p.group, &packed));
@@ -1069,6 +1078,16 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
         return MRT_STATUS_OK;
     }
     if (uses_sgemm(&p, x->dtype)) {
+        int64_t grouped = ctx->kernel_state ? mrt_conv_grouped_floats(&p, x->dtype, ctx->n_threads) : 0;
+        if (grouped > 0) { /* ops_cpu/conv_grouped.c, W rearranged by prepare */
+            float *ws = mrt_workspace(ctx, (size_t)grouped * sizeof(float));
+            if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+            if (!mrt_conv_grouped(ctx, &p, x->data, ctx->kernel_state, b ? b->data : NULL, mrt_output(ctx, 0)->data,
+                                  ctx->epilogue, ws))
+                return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
+                                   "internal error: the grouped-conv path refused a Conv its rule accepted");
+            return MRT_STATUS_OK;
+        }
 #ifdef CONV_HAVE_AVX512
         int64_t rows = mrt_conv_rows_floats(&p, x->dtype);
         if (rows > 0 && !ctx->prologue && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);

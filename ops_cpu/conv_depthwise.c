@@ -451,32 +451,6 @@ static bool dw_channels_ok(const dw_job *j)
            j->KH * j->KW <= DW_CH_MAXTAPS && j->KH * j->KW > 0;
 }
 
-/* In-register transpose of 16 rows of 16 floats: afterwards r[dw_tr_perm[c]] holds column c (lane i = row i). */
-static const int dw_tr_perm[16] = {0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15};
-__attribute__((target("avx512f"))) static inline void dw_transpose16(__m512 r[16])
-{
-    __m512 t[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4)
-        for (int h = 0; h < 2; h++) {
-            __m512d a = _mm512_castps_pd(t[i + h]), b = _mm512_castps_pd(t[i + h + 2]);
-            r[i + h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-            r[i + h + 2] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-        }
-    for (int i = 0; i < 16; i += 8)
-        for (int h = 0; h < 4; h++) {
-            t[i + h] = _mm512_shuffle_f32x4(r[i + h], r[i + h + 4], 0x88);
-            t[i + h + 4] = _mm512_shuffle_f32x4(r[i + h], r[i + h + 4], 0xDD);
-        }
-    for (int h = 0; h < 8; h++) {
-        r[h] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0x88);
-        r[h + 8] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0xDD);
-    }
-}
-
 /* A block's in-register epilogue (lane = channel: BatchNormalization's coefficients per lane), or none (on = false) */
 typedef struct dw_ch_epilogue {
     bool on;
@@ -549,10 +523,10 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
                 for (int ch = 0; ch < DW_CH; ch++)
                     r[ch] = ch < nc ? _mm512_maskz_loadu_ps(m, xb + (ch * j->H + ih) * j->W + iw0)
                                     : _mm512_setzero_ps();
-                dw_transpose16(r);
+                mrt_transpose16(r);
                 for (int64_t q = 0; q < cols; q++) {
                     int64_t xq = iw0 + q + j->pw; /* the padded column (pw >= 0: never below 0) */
-                    if (xq < g.Wp) _mm512_store_ps(xs + ((ih + j->ph) * g.Wp + xq) * DW_CH, r[dw_tr_perm[q]]);
+                    if (xq < g.Wp) _mm512_store_ps(xs + ((ih + j->ph) * g.Wp + xq) * DW_CH, r[mrt_transpose16_perm[q]]);
                 }
             }
         memset(wt, 0, (size_t)(taps * DW_CH) * sizeof(float));
@@ -587,8 +561,8 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
             __m512 r[DW_CH];
             for (int q = 0; q < DW_CH; q++)
                 r[q] = q < np ? _mm512_load_ps(acc + (p0 + q) * DW_CH) : _mm512_setzero_ps();
-            dw_transpose16(r);
-            for (int64_t ch = 0; ch < nc; ch++) _mm512_mask_storeu_ps(y0 + ch * ohw + p0, m, r[dw_tr_perm[ch]]);
+            mrt_transpose16(r);
+            for (int64_t ch = 0; ch < nc; ch++) _mm512_mask_storeu_ps(y0 + ch * ohw + p0, m, r[mrt_transpose16_perm[ch]]);
         }
         if (!e.on) mrt_epilogue_apply_rows(j->ep, y0, nc, ohw, ohw, c0, y0 - j->y);
     }

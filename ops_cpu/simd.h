@@ -37,6 +37,33 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 mrt_odd16
 {
     return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), hi);
 }
+
+/* In-register transpose of 16 rows of 16 floats: afterwards r[mrt_transpose16_perm[c]] holds column c (lane i = row
+   i): a block of 16 channels' values between [position][channel] and [channel][position] */
+static const int mrt_transpose16_perm[16] = {0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15};
+__attribute__((target("avx512f"), always_inline)) static inline void mrt_transpose16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4)
+        for (int h = 0; h < 2; h++) {
+            __m512d a = _mm512_castps_pd(t[i + h]), b = _mm512_castps_pd(t[i + h + 2]);
+            r[i + h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+            r[i + h + 2] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        }
+    for (int i = 0; i < 16; i += 8)
+        for (int h = 0; h < 4; h++) {
+            t[i + h] = _mm512_shuffle_f32x4(r[i + h], r[i + h + 4], 0x88);
+            t[i + h + 4] = _mm512_shuffle_f32x4(r[i + h], r[i + h + 4], 0xDD);
+        }
+    for (int h = 0; h < 8; h++) {
+        r[h] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0x88);
+        r[h + 8] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0xDD);
+    }
+}
 #endif
 
 /* The CPU has AVX-512F (asked once per translation unit, then cached) */

@@ -26,28 +26,29 @@ typedef struct conv_case {
     int threads; /* 0: the session's default */
 } conv_case;
 
-/* The float32 GEMM's chains (ops_cpu/sgemm.h), written out for a 2-D group-1 Conv: over k = (c, kh, kw) in order
-   (padding reading 0), one fmaf chain from 0 per block of 256 k, the blocks added in order, then + bias. Every float
-   GEMM path of such a Conv (im2col + GEMM, the stems' rows and 1x1 images read in place) must give exactly these
-   bits. */
+/* The float32 GEMM's chains (ops_cpu/sgemm.h), written out for a 2-D Conv: over k = (c, kh, kw) of the output
+   channel's group in order (padding reading 0), one fmaf chain from 0 per block of 256 k, the blocks added in
+   order, then + bias. Every float path of such a Conv but the depthwise kernels (im2col + GEMM, the stems' rows, 1x1
+   images read in place, grouped convs with channels as lanes) must give exactly these bits. */
 static void conv_chain_ref(const conv_case *cc, const lr_geom *g, const float *x, const float *w, const float *b,
                            float *y)
 {
     int64_t H = cc->in[0], W = cc->in[1], OH = g->out[0], OW = g->out[1];
+    int64_t cg = cc->c / cc->group, mg = cc->m / cc->group;
     for (int64_t n = 0; n < cc->n; n++)
         for (int64_t m = 0; m < cc->m; m++)
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
                     float acc = 0.0f, sum = 0.0f;
-                    int64_t k = 0, K = cc->c * cc->k[0] * cc->k[1];
-                    for (int64_t c = 0; c < cc->c; c++)
+                    int64_t k = 0, K = cg * cc->k[0] * cc->k[1];
+                    for (int64_t c = 0; c < cg; c++)
                         for (int64_t kh = 0; kh < cc->k[0]; kh++)
                             for (int64_t kw = 0; kw < cc->k[1]; kw++) {
                                 int64_t ih = oh * cc->s[0] - g->pads[0] + kh * cc->d[0];
                                 int64_t iw = ow * cc->s[1] - g->pads[1] + kw * cc->d[1];
                                 bool in = ih >= 0 && ih < H && iw >= 0 && iw < W;
-                                float xv = in ? x[((n * cc->c + c) * H + ih) * W + iw] : 0.0f;
-                                acc = fmaf(w[((m * cc->c + c) * cc->k[0] + kh) * cc->k[1] + kw], xv, acc);
+                                float xv = in ? x[((n * cc->c + m / mg * cg + c) * H + ih) * W + iw] : 0.0f;
+                                acc = fmaf(w[((m * cg + c) * cc->k[0] + kh) * cc->k[1] + kw], xv, acc);
                                 if (++k % 256 == 0 || k == K) { /* a block ends */
                                     sum = k <= 256 ? acc : sum + acc;
                                     acc = 0.0f;
@@ -104,7 +105,8 @@ static void run_conv(th_rng *r, const conv_case *cc, const char *label)
                                  .kernel = {cc->k[0], cc->k[1]}, .stride = {cc->s[0], cc->s[1]},
                                  .dilation = {cc->d[0], cc->d[1]}}};
     bool winograd = mrt_conv_winograd_floats(&p, cc->dt, true, 1) > 0; /* another sum: conv_3x3_winograd checks it */
-    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && cc->group == 1 && !winograd) {
+    bool depthwise = cc->group > 1 && cc->group == cc->c && cc->group == cc->m; /* its own order (test_ops_depthwise) */
+    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && !depthwise && !winograd) {
         int64_t yn = th_numel(rank, ys);
         float *yc = malloc((size_t)yn * sizeof(float));
         cr_assert(yc);
@@ -545,6 +547,42 @@ Test(linear, conv_groups_split_over_threads_keep_the_bits)
         mrt_tensor_release(&w);
         mrt_tensor_release(&b);
     }
+}
+
+/* Grouped convs with 8 or more output channels per group take ops_cpu/conv_grouped.c (channels as lanes): its
+   3-wide row kernel at strides 1 and 2 (rows in pairs, an odd last one, a row's last block of positions past its
+   end), the general one (5x5 dilated, asymmetric padding, K = 288 in two blocks), 8 and 12 of 16 lanes, two blocks
+   per group, bands of rows (a 64-wide image; a 190-wide one whose rows bound the band), batch 2, 1 and 2 threads;
+   24 per group (not a multiple of 16) stays on the GEMM. Each is checked bit for bit against the GEMM's chain. */
+Test(linear, conv_grouped_channels_as_lanes)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_grouped_lanes"));
+    static const struct {
+        int64_t n, c, m, group, h, w, k0, k1, s, d, pads[4];
+        bool bias;
+    } cases[] = {
+        {1, 64, 64, 4, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}, true},     /* RegNet's 7x7 stage: 16 per group */
+        {2, 32, 64, 2, 14, 14, 3, 3, 2, 1, {1, 1, 1, 1}, false},  /* 32 out per group: two blocks, stride 2 */
+        {1, 64, 32, 2, 9, 11, 3, 3, 1, 1, {1, 1, 1, 1}, true},    /* 32 in per group: K = 288, two k blocks */
+        {1, 24, 24, 3, 12, 10, 5, 5, 1, 2, {3, 1, 4, 2}, true},   /* 8 per group, 5x5 dilated */
+        {1, 24, 36, 3, 8, 8, 1, 3, 1, 1, {0, 1, 0, 1}, false},    /* 12 per group, a 1x3 kernel */
+        {1, 32, 32, 2, 64, 64, 3, 3, 1, 1, {1, 1, 1, 1}, true},   /* four bands */
+        {1, 32, 32, 2, 20, 190, 3, 3, 1, 1, {1, 1, 1, 1}, false}, /* bands bounded by the input rows */
+        {1, 48, 48, 2, 10, 10, 3, 3, 1, 1, {1, 1, 1, 1}, true},   /* 24 per group: the GEMM */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int t = 1; t <= 2; t++) {
+            conv_case cc = {.nsp = 2, .n = cases[i].n, .c = cases[i].c, .m = cases[i].m, .group = cases[i].group,
+                            .in = {cases[i].h, cases[i].w}, .k = {cases[i].k0, cases[i].k1},
+                            .s = {cases[i].s, cases[i].s}, .d = {cases[i].d, cases[i].d}, .auto_pad = "NOTSET",
+                            .bias = cases[i].bias, .kernel_attr = true, .dt = MRT_DTYPE_FLOAT, .threads = t};
+            memcpy(cc.pads, cases[i].pads, sizeof cases[i].pads);
+            char label[96];
+            snprintf(label, sizeof label, "grouped case %zu (%lld -> %lld, group %lld), %d thread(s)", i,
+                     (long long)cc.c, (long long)cc.m, (long long)cc.group, t);
+            run_conv(&r, &cc, label);
+        }
 }
 
 Test(linear, conv_pointwise_and_halves)

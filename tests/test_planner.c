@@ -415,6 +415,7 @@ typedef struct conv_chain {
     int64_t m, c, k;
     int act; /* 0: BatchNormalization, Add, Relu; 1: Sigmoid then Add; 2: HardSwish then Add */
     int64_t d;
+    int64_t group; /* 0: 1 */
 } conv_chain;
 
 static mrt_model *conv_chain_model(const void *arg)
@@ -423,10 +424,12 @@ static mrt_model *conv_chain_model(const void *arg)
     th_rng rr;
     mrt_model *m = x_r_model(cc->seed, &rr);
     mrt_graph *g = m->graph;
-    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){cc->m, cc->c, cc->k, cc->k}, -1, 1);
+    int64_t group = cc->group ? cc->group : 1;
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){cc->m, cc->c / group, cc->k, cc->k}, -1, 1);
     mrt_graph_set_initializer(g, "w", &w);
     mrt_node *n;
     mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"h0"}, &n);
+    if (group > 1) mrt_node_add_attr_int(n, "group", group);
     int64_t d = cc->d ? cc->d : 1, pad = d * (cc->k / 2);
     mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){pad, pad, pad, pad});
     mrt_node_add_attr_ints(n, "dilations", 2, (const int64_t[]){d, d});
@@ -490,6 +493,15 @@ Test(planner, conv_chains_with_taps_reading_only_padding_fuse_with_the_same_bits
     expect_conv_chains_same_bits(&cc, "planner.dead_taps_chain", 4, 6, "3x3 dilation 5");
     cc.d = 6; /* 9 x 7: bands of rows with 6, 3 and 6 live taps, each its own GEMMs and epilogue */
     expect_conv_chains_same_bits(&cc, "planner.dead_taps_chain", 9, 7, "3x3 dilation 6");
+}
+
+/* A 3x3 Conv 32 -> 32 in 2 groups of 16, by ops_cpu/conv_grouped.c (channels as lanes): the epilogue is a pass
+   over each block's rows of the output planes, at 7 x 9 and at 20 x 23 (rows in bands) */
+Test(planner, grouped_conv_chains_fuse_with_the_same_bits)
+{
+    conv_chain cc = {"planner.grouped_chain.weights", 32, 32, 3, 0, 1, 2};
+    expect_conv_chains_same_bits(&cc, "planner.grouped_chain", 7, 9, "3x3 in 2 groups");
+    expect_conv_chains_same_bits(&cc, "planner.grouped_chain", 20, 23, "3x3 in 2 groups");
 }
 
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The

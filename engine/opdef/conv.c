@@ -1,6 +1,7 @@
 /* Opdefs: Conv 1/11/22, ConvTranspose 1/11/22, ConvInteger 10 (N-D, groups, auto_pad, dilations), and the
  * sliding-window geometry shared with the pool family (engine/opdef/conv.h). */
 #include "engine/opdef/conv.h"
+#include "ops_cpu/conv_grouped.h"
 #include "ops_cpu/conv_winograd.h"
 #include "ops_cpu/sgemm.h"
 
@@ -410,6 +411,8 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
         if ((size_t)live > n[0]) n[0] = (size_t)live;
         int64_t wino = ctx->no_winograd ? 0 : mrt_conv_winograd_floats(p, dt, w_packed, ctx->n_threads);
         if ((size_t)wino > n[0]) n[0] = (size_t)wino;
+        int64_t grouped = w_packed ? mrt_conv_grouped_floats(p, dt, ctx->n_threads) : 0;
+        if ((size_t)grouped > n[0]) n[0] = (size_t)grouped;
     }
     bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
     int64_t yn = 1;

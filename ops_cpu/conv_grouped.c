@@ -1,0 +1,282 @@
+/* Float 2-D grouped convolutions, output channels as vector lanes (see conv_grouped.h).
+ *
+ * On the GEMM path a group is a product of its own: M = 16 output channels, K = 16 channels x 9 taps, N = the
+ * image's positions. At RegNet's 7x7 and 14x14 stages N = 49 or 196 is a 48-column tile plus a column or four, and
+ * packing B for each group costs as much as its arithmetic: RegNetX-400MF's grouped convs ran at about 30 GFLOP/s.
+ * Here a vector holds 16 output channels of one group (8 to 16 used; more channels take several blocks): for each
+ * output position and each k = (c, kh, kw), one multiply-add of W's column k (a vector, rearranged once by
+ * prepare) by the input value (a broadcast), for GC_POS positions at a time. A task is an (image, group, band of
+ * output rows): the band's input rows of the group's channels are copied once, zero-padded, into scratch, every
+ * 16-channel block of the group computes its outputs into [position][channel] scratch, and 16 x 16 transposes put
+ * them in the output's planes, where the epilogue runs while they are in cache. */
+#include "ops_cpu/conv_grouped.h"
+
+#include <string.h>
+
+#include "ops_cpu/epilogue.h"
+#include "ops_cpu/sgemm.h"
+#include "ops_cpu/simd.h"
+
+enum {
+    GC_LANES = 16,        /* output channels per block: one AVX-512 vector */
+    GC_POS = 8,           /* output positions in flight (independent chains) */
+    GC_MAX_TAPS = 64,     /* kernel taps (8x8) */
+    GC_IN_FLOATS = 32768, /* a task's padded input rows (128 KiB), at most */
+    GC_OUT_POS = 1024,    /* a task's output positions (64 KiB as [position][channel]), at most */
+};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round16(int64_t n) { return (n + 15) & ~(int64_t)15; }
+
+typedef struct gc_geom {
+    int64_t cg, mg, blocks, K; /* channels in and out per group, 16-channel blocks per group, k per output */
+    int64_t OH, OW, Wp;        /* Wp: the padded input columns the outputs read */
+    int64_t band, bands, in_rows; /* output rows per task, tasks per (image, group), padded input rows a band reads */
+} gc_geom;
+
+static bool gc_geometry(const mrt_conv_params *p, gc_geom *g)
+{
+    const mrt_window *w = &p->win;
+    if (w->nsp != 2 || p->group < 2 || p->c % p->group || p->m % p->group ||
+        mrt_conv_direct_depthwise(p, MRT_DTYPE_FLOAT))
+        return false;
+    g->cg = p->c / p->group;
+    g->mg = p->m / p->group;
+    int64_t taps = w->kernel[0] * w->kernel[1];
+    /* fewer than 8 channels a block would leave most lanes idle; 17-31 would leave a block half empty */
+    if (g->mg < 8 || (g->mg > GC_LANES && g->mg % GC_LANES) || taps < 1 || taps > GC_MAX_TAPS || g->cg < 1)
+        return false;
+    g->K = g->cg * taps;
+    g->blocks = ceil_div(g->mg, GC_LANES);
+    g->OH = w->out[0];
+    g->OW = w->out[1];
+    if (g->OH < 1 || g->OW < 1 || g->OW > GC_OUT_POS) return false;
+    g->Wp = (g->OW - 1) * w->stride[1] + (w->kernel[1] - 1) * w->dilation[1] + 1;
+    /* the tallest band whose input rows and outputs fit, then bands of equal height */
+    int64_t band = g->OH < GC_OUT_POS / g->OW ? g->OH : GC_OUT_POS / g->OW;
+    for (; band > 0; band--)
+        if (g->cg * ((band - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1) * g->Wp <= GC_IN_FLOATS) break;
+    if (band < 1) return false;
+    g->bands = ceil_div(g->OH, band);
+    g->band = ceil_div(g->OH, g->bands);
+    g->in_rows = (g->band - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1;
+    return true;
+}
+
+/* floats of one thread's scratch: the band's input rows (and room for a row's last block of positions to read
+   past its end: gc_rows_k3), then its outputs as [position][channel] */
+static int64_t gc_slot_floats(const gc_geom *g)
+{
+    return round16(g->cg * g->in_rows * g->Wp + 2 * GC_POS + 1) + g->band * g->OW * GC_LANES;
+}
+
+int64_t mrt_conv_grouped_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads)
+{
+    gc_geom g;
+    if (dt != MRT_DTYPE_FLOAT || !mrt_cpu_has_avx512f() || !gc_geometry(p, &g)) return 0;
+    /* the threads' slots, then the k offsets (int64 each: two floats' room) */
+    return (n_threads > 1 ? n_threads : 1) * gc_slot_floats(&g) + 2 * g.K;
+}
+
+/* [group][block][k][lane]: lane l of block ob is output channel ob * 16 + l of the group (0 past the group's) */
+int64_t mrt_conv_grouped_packed_floats(const mrt_conv_params *p)
+{
+    gc_geom g;
+    return gc_geometry(p, &g) ? p->group * g.blocks * g.K * GC_LANES : 0;
+}
+
+void mrt_conv_grouped_pack_weights(const mrt_conv_params *p, const float *w, float *packed)
+{
+    gc_geom g;
+    if (!gc_geometry(p, &g)) return;
+    for (int64_t gi = 0; gi < p->group; gi++)
+        for (int64_t ob = 0; ob < g.blocks; ob++)
+            for (int64_t k = 0; k < g.K; k++)
+                for (int64_t l = 0; l < GC_LANES; l++) {
+                    int64_t o = ob * GC_LANES + l;
+                    *packed++ = o < g.mg ? w[(gi * g.mg + o) * g.K + k] : 0.0f;
+                }
+}
+
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+typedef struct gc_job {
+    const mrt_conv_params *p;
+    gc_geom g;
+    const float *x, *wt, *b;
+    float *y, *ws;
+    const mrt_epilogue *ep;
+    int64_t slot;
+    int threads;
+    const int64_t *koff; /* per k = (c, kh, kw): its input's offset from a window's corner in the band's rows */
+} gc_job;
+
+/* The band's padded input rows of group gi's channels: row r of channel c at xs + (c in_rows + r) Wp, holding
+   padded columns [0, Wp) of input row oh0 sh - ph + r (zeros outside the image). Masked loads, 16 columns at a
+   time: rows of 9 or 16 floats (RegNet's 7x7 and 14x14 stages) spent a third of the time in memcpy and memset
+   calls. */
+__attribute__((target("avx512f"))) static void gc_fill(const gc_job *j, int64_t n, int64_t gi, int64_t oh0, float *xs)
+{
+    const gc_geom *g = &j->g;
+    const mrt_window *w = &j->p->win;
+    int64_t H = w->in[0], W = w->in[1], pw = w->pad_begin[1];
+    for (int64_t c = 0; c < g->cg; c++)
+        for (int64_t r = 0; r < g->in_rows; r++) {
+            float *d = xs + (c * g->in_rows + r) * g->Wp;
+            int64_t ih = oh0 * w->stride[0] - w->pad_begin[0] + r;
+            bool inside = ih >= 0 && ih < H;
+            const float *s = inside ? j->x + ((n * j->p->c + gi * g->cg + c) * H + ih) * W : NULL;
+            for (int64_t c0 = 0; c0 < g->Wp; c0 += 16) {
+                /* input columns c0 - pw + [0, 16): the masked lanes are not read */
+                __m512 v = inside ? _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 - pw, W), s + (c0 - pw)) : _mm512_setzero_ps();
+                _mm512_mask_storeu_ps(d + c0, mrt_mask16_first(g->Wp - c0), v);
+            }
+        }
+}
+
+/* Outputs [0, npos) of the band for the block whose W columns start at wt, into os ([position][lane]). koff[k]:
+   where k = (c, kh, kw) reads, from a window's corner in xs. Each output: the k blocks of MRT_SGEMM_K_BLOCK in
+   order, each one fma chain from 0, added in order, then + the bias. */
+__attribute__((target("avx512f"))) static void gc_block(const gc_job *j, const float *xs, const float *wt,
+                                                       const int64_t *koff, __m512 bias, bool with_bias, int64_t npos,
+                                                       float *os)
+{
+    const gc_geom *g = &j->g;
+    const mrt_window *w = &j->p->win;
+    for (int64_t q0 = 0; q0 < npos; q0 += GC_POS) {
+        const float *at[GC_POS]; /* position q0 + p's window corner (past npos: the last position, not stored) */
+        for (int p = 0; p < GC_POS; p++) {
+            int64_t q = q0 + p < npos ? q0 + p : npos - 1, oh = q / g->OW, ow = q % g->OW;
+            at[p] = xs + oh * w->stride[0] * g->Wp + ow * w->stride[1];
+        }
+        __m512 tot[GC_POS];
+        for (int64_t k0 = 0; k0 < g->K; k0 += MRT_SGEMM_K_BLOCK) {
+            int64_t k1 = k0 + MRT_SGEMM_K_BLOCK < g->K ? k0 + MRT_SGEMM_K_BLOCK : g->K;
+            __m512 acc[GC_POS];
+            for (int p = 0; p < GC_POS; p++) acc[p] = _mm512_setzero_ps();
+            for (int64_t k = k0; k < k1; k++) {
+                __m512 wv = _mm512_load_ps(wt + k * GC_LANES);
+                int64_t off = koff[k];
+                for (int p = 0; p < GC_POS; p++) acc[p] = _mm512_fmadd_ps(_mm512_set1_ps(at[p][off]), wv, acc[p]);
+            }
+            for (int p = 0; p < GC_POS; p++) tot[p] = k0 == 0 ? acc[p] : _mm512_add_ps(tot[p], acc[p]);
+        }
+        for (int p = 0; p < GC_POS && q0 + p < npos; p++)
+            _mm512_store_ps(os + (q0 + p) * GC_LANES, with_bias ? _mm512_add_ps(tot[p], bias) : tot[p]);
+    }
+}
+
+/* The same outputs for 3-wide kernels with column stride S (1 or 2), column dilation 1 and K in one block, R (1 or
+   2) output rows at a time, GC_POS positions of each: for each (c, kh), each input value of the positions' windows
+   is broadcast once and multiplied by the W column of every kw that reads it (3 for stride 1), about half the loads
+   per fma; with two rows, twice the independent chains (a position's three kw are a chain of dependent fmas). A
+   position's multiply-adds still come in k order (kw = 0, 1, 2 as the input index rises). A row's last block
+   computes positions past its end from whatever follows them (not stored). */
+__attribute__((target("avx512f"), always_inline)) static inline void gc_rows_k3(const gc_job *j, const float *xs,
+                                                                              const float *wt, __m512 bias,
+                                                                              bool with_bias, int64_t oh, float *os,
+                                                                              const int S, const int R)
+{
+    const gc_geom *g = &j->g;
+    const mrt_window *w = &j->p->win;
+    int64_t KH = w->kernel[0], plane = g->in_rows * g->Wp, rs = w->stride[0] * g->Wp;
+    for (int64_t ow0 = 0; ow0 < g->OW; ow0 += GC_POS) {
+        const float *r0 = xs + oh * rs + ow0 * S;
+        __m512 acc[R][GC_POS];
+        for (int h = 0; h < R; h++)
+            for (int p = 0; p < GC_POS; p++) acc[h][p] = _mm512_setzero_ps();
+        for (int64_t c = 0; c < g->cg; c++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+                const float *r = r0 + c * plane + kh * w->dilation[0] * g->Wp, *wk = wt + (c * KH + kh) * 3 * GC_LANES;
+                __m512 w0 = _mm512_load_ps(wk), w1 = _mm512_load_ps(wk + GC_LANES), w2 = _mm512_load_ps(wk + 2 * GC_LANES);
+                _Pragma("GCC unroll 2") for (int h = 0; h < R; h++)
+                    _Pragma("GCC unroll 32") for (int i = 0; i < GC_POS * S + 3 - S; i++) {
+                        __m512 xb = _mm512_set1_ps(r[h * rs + i]);
+                        /* input i is tap kw of position (i - kw) / S */
+                        if (i % S == 0 && i / S < GC_POS) acc[h][i / S] = _mm512_fmadd_ps(xb, w0, acc[h][i / S]);
+                        if (i >= 1 && (i - 1) % S == 0 && (i - 1) / S < GC_POS)
+                            acc[h][(i - 1) / S] = _mm512_fmadd_ps(xb, w1, acc[h][(i - 1) / S]);
+                        if (i >= 2 && (i - 2) % S == 0 && (i - 2) / S < GC_POS)
+                            acc[h][(i - 2) / S] = _mm512_fmadd_ps(xb, w2, acc[h][(i - 2) / S]);
+                    }
+            }
+        for (int h = 0; h < R; h++)
+            for (int p = 0; p < GC_POS && ow0 + p < g->OW; p++)
+                _mm512_store_ps(os + ((oh + h) * g->OW + ow0 + p) * GC_LANES,
+                                with_bias ? _mm512_add_ps(acc[h][p], bias) : acc[h][p]);
+    }
+}
+
+/* Output rows [0, rows) of the band, two at a time, by gc_rows_k3 */
+#define GC_ROWS_K3(S)                                                                                              \
+    __attribute__((target("avx512f"))) static void gc_rows_k3_s##S(const gc_job *j, const float *xs, const float *wt, \
+                                                                  __m512 bias, bool with_bias, int64_t rows,       \
+                                                                  float *os)                                       \
+    {                                                                                                              \
+        int64_t oh = 0;                                                                                            \
+        for (; oh + 2 <= rows; oh += 2) gc_rows_k3(j, xs, wt, bias, with_bias, oh, os, S, 2);                      \
+        if (oh < rows) gc_rows_k3(j, xs, wt, bias, with_bias, oh, os, S, 1);                                       \
+    }
+GC_ROWS_K3(1)
+GC_ROWS_K3(2)
+
+/* Task t: image, group, band, block in that order from the outermost, so the blocks of a band share its rows */
+__attribute__((target("avx512f"))) static void gc_tasks(void *arg, int64_t t0, int64_t t1)
+{
+    const gc_job *j = arg;
+    const gc_geom *g = &j->g;
+    const mrt_conv_params *p = j->p;
+    float *xs = j->ws + (j->threads > 1 ? mrt_thread_index() : 0) * j->slot;
+    float *os = xs + round16(g->cg * g->in_rows * g->Wp);
+    int64_t ohw = g->OH * g->OW, filled = -1; /* the (image, group, band) whose rows xs holds */
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t ob = t % g->blocks, rest = t / g->blocks, bi = rest % g->bands, ngb = rest / g->bands;
+        int64_t gi = ngb % p->group, n = ngb / p->group;
+        int64_t oh0 = bi * g->band, oh1 = oh0 + g->band < g->OH ? oh0 + g->band : g->OH, npos = (oh1 - oh0) * g->OW;
+        if (rest != filled) gc_fill(j, n, gi, oh0, xs);
+        filled = rest;
+        int64_t ch0 = gi * g->mg + ob * GC_LANES, nch = g->mg - ob * GC_LANES < GC_LANES ? g->mg - ob * GC_LANES : GC_LANES;
+        _Alignas(64) float bs[GC_LANES] = {0};
+        for (int64_t l = 0; j->b && l < nch; l++) bs[l] = j->b[ch0 + l];
+        const float *wt = j->wt + (gi * g->blocks + ob) * g->K * GC_LANES;
+        const mrt_window *w = &p->win;
+        if (w->kernel[1] == 3 && w->dilation[1] == 1 && g->K <= MRT_SGEMM_K_BLOCK && w->stride[1] <= 2)
+            (w->stride[1] == 1 ? gc_rows_k3_s1 : gc_rows_k3_s2)(j, xs, wt, _mm512_load_ps(bs), j->b != NULL, oh1 - oh0, os);
+        else
+            gc_block(j, xs, wt, j->koff, _mm512_load_ps(bs), j->b != NULL, npos, os);
+        /* [position][channel] -> the channels' planes, 16 positions at a time */
+        float *y0 = j->y + (n * p->m + ch0) * ohw + oh0 * g->OW;
+        for (int64_t q = 0; q < npos; q += GC_LANES) {
+            int64_t nq = npos - q < GC_LANES ? npos - q : GC_LANES;
+            __m512 r[GC_LANES];
+            for (int i = 0; i < GC_LANES; i++) r[i] = i < nq ? _mm512_load_ps(os + (q + i) * GC_LANES) : _mm512_setzero_ps();
+            mrt_transpose16(r);
+            for (int64_t ch = 0; ch < nch; ch++)
+                _mm512_mask_storeu_ps(y0 + ch * ohw + q, mrt_mask16_first(nq), r[mrt_transpose16_perm[ch]]);
+        }
+        mrt_epilogue_apply_rows(j->ep, y0, nch, npos, ohw, ch0, y0 - j->y);
+    }
+}
+#endif
+
+bool mrt_conv_grouped(const mrt_op_ctx *ctx, const mrt_conv_params *p, const float *x, const float *packed,
+                      const float *b, float *y, const mrt_epilogue *ep, float *ws)
+{
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    gc_job j = {.p = p, .x = x, .wt = packed, .b = b, .y = y, .ws = ws, .ep = ep};
+    if (!mrt_cpu_has_avx512f() || !gc_geometry(p, &j.g)) return false;
+    j.threads = ctx && ctx->n_threads > 1 ? ctx->n_threads : 1;
+    j.slot = gc_slot_floats(&j.g);
+    int64_t *koff = (int64_t *)(ws + j.threads * j.slot);
+    const mrt_window *w = &p->win;
+    for (int64_t c = 0, k = 0; c < j.g.cg; c++)
+        for (int64_t kh = 0; kh < w->kernel[0]; kh++)
+            for (int64_t kw = 0; kw < w->kernel[1]; kw++, k++)
+                koff[k] = (c * j.g.in_rows + kh * w->dilation[0]) * j.g.Wp + kw * w->dilation[1];
+    j.koff = koff;
+    mrt_parallel_for(ctx, p->n * p->group * j.g.bands * j.g.blocks, 1, gc_tasks, &j);
+    return true;
+#else
+    (void)ctx, (void)p, (void)x, (void)packed, (void)b, (void)y, (void)ep, (void)ws;
+    return false;
+#endif
+}
