@@ -365,9 +365,9 @@ AVGPOOL(double, f64)
 /* 2-D float32 AveragePool, threaded over the planes: the sums of avgpool_f32 (in double, rows then columns, each
    window's taps in order) with the window's bounds worked out per row and per column instead of per element,
    and on AVX-512 eight neighbouring outputs at once (one per lane, each lane's sum in the same order) where
-   their windows lie inside the row, for column strides 1 and 2 (MaxViT's 3x3/2 on 114x114: 1.62 -> 0.46 ms).
-   Inception-v3's nine 3x3 AveragePools took 54 ms of its 124 (one thread walking every tap of every output through
-   the N-D window code). */
+   their windows lie inside the row, for column strides 1 and 2 (MaxViT's 3x3/2 on 114x114: 1.62 -> 0.46 ms), several
+   vectors' sums side by side, the rows' taps worked out once for all planes (ap_plane). Inception-v3's nine 3x3
+   AveragePools took 54 ms of its 124 (one thread walking every tap of every output through the N-D window code). */
 typedef struct ap2d_job {
     const mrt_window *w;
     const float *x;
@@ -377,26 +377,175 @@ typedef struct ap2d_job {
 
 static inline float ap_finish(double s, int64_t den) { return (float)(den > 0 ? s / (double)den : 0.0); }
 
+/* Output ow of a row whose vertical taps are [hlo, hhi) from input row sh: the window's taps in order, in double */
+static inline float ap_one(const ap2d_job *j, const float *xp, int64_t sh, int64_t hlo, int64_t hhi, int64_t hpad,
+                           int64_t ow)
+{
+    const mrt_window *w = j->w;
+    int64_t sw, wlo, whi, wpad;
+    dim_taps(w, 1, ow, &sw, &wlo, &whi, &wpad);
+    double s = 0;
+    for (int64_t kh = hlo; kh < hhi && whi > wlo; kh++) {
+        const float *row = xp + (sh + kh * w->dilation[0]) * w->in[1] + sw;
+        for (int64_t k = wlo; k < whi; k++) s += row[k * w->dilation[1]];
+    }
+    return ap_finish(s, j->include_pad ? hpad * wpad : (hhi - hlo) * (whi - wlo));
+}
+
 #ifdef POOL_HAVE_AVX512
-/* outputs [ow0, ow0 + 8) of one row, all with every column tap inside the row (column dilation 1, stride S 1 or
-   2: lane l's taps start at column col0 + S l; for S = 2 the even lanes of 16 loaded, the row's end masked) */
-__attribute__((target("avx512f"))) static void ap_row8(const float *xp, int64_t iw, int64_t sh, int64_t dh, int64_t hlo,
-                                                      int64_t hhi, int64_t col0, int64_t kw, int64_t S, int64_t den,
-                                                      float *out)
+/* The first n (1-8) of 8 floats of a row from column c, stride S (1, or 2: the even lanes of 16 loaded), as
+   doubles; the other lanes 0, nothing read past the row */
+__attribute__((target("avx512f"), always_inline)) static inline __m512d ap_load8(const float *row, int64_t c, int64_t iw,
+                                                                               int64_t S, int n)
 {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
-    __m512d acc = _mm512_setzero_pd();
-    for (int64_t kh = hlo; kh < hhi; kh++) {
-        const float *row = xp + (sh + kh * dh) * iw;
+    __m256 v;
+    if (S == 1) {
+        v = n == 8 ? _mm256_loadu_ps(row + c) : _mm512_castps512_ps256(_mm512_maskz_loadu_ps(mrt_mask16_first(n), row + c));
+    } else {
+        int64_t m = iw - c < 2 * n ? iw - c : 2 * n;
+        v = _mm512_castps512_ps256(_mm512_permutexvar_ps(even, _mm512_maskz_loadu_ps(mrt_mask16_first(m), row + c)));
+    }
+    return _mm512_cvtps_pd(v);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void ap_store8(__m512d acc, int64_t den, float *out, int n)
+{
+    __m512d r = den > 0 ? _mm512_div_pd(acc, _mm512_set1_pd((double)den)) : _mm512_setzero_pd();
+    _mm512_mask_storeu_ps(out, mrt_mask16_first(n), _mm512_castps256_ps512(_mm512_cvtpd_ps(r)));
+}
+
+/* One output row: outputs [ow_a, ow_b), whose column taps all lie inside the row (column dilation 1, stride S 1 or
+   2, a constant), eight per vector (lane l's taps start at column col0 + S l), four vectors at a time (each lane's
+   sum is a chain of dependent adds: a vector alone runs at their latency), the last one partial; the others one
+   by one. */
+__attribute__((target("avx512f"), always_inline)) static inline void ap_row(const ap2d_job *j, const float *xp,
+                                                                          float *yr, int64_t sh, int64_t hlo,
+                                                                          int64_t hhi, int64_t hpad, int64_t ow_a,
+                                                                          int64_t ow_b, const int S)
+{
+    const mrt_window *w = j->w;
+    int64_t iw = w->in[1], kw = w->kernel[1], dh = w->dilation[0], c0 = -w->pad_begin[1];
+    int64_t den = j->include_pad ? hpad * kw : (hhi - hlo) * kw;
+    int64_t ow = 0;
+    for (; ow < ow_a; ow++) yr[ow] = ap_one(j, xp, sh, hlo, hhi, hpad, ow);
+    for (; ow + 32 <= ow_b; ow += 32) {
+        __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t kh = hlo; kh < hhi; kh++) {
+            const float *row = xp + (sh + kh * dh) * iw;
+            for (int64_t k = 0; k < kw; k++) {
+                int64_t c = ow * S + c0 + k;
+                a0 = _mm512_add_pd(a0, ap_load8(row, c, iw, S, 8));
+                a1 = _mm512_add_pd(a1, ap_load8(row, c + 8 * S, iw, S, 8));
+                a2 = _mm512_add_pd(a2, ap_load8(row, c + 16 * S, iw, S, 8));
+                a3 = _mm512_add_pd(a3, ap_load8(row, c + 24 * S, iw, S, 8));
+            }
+        }
+        ap_store8(a0, den, yr + ow, 8);
+        ap_store8(a1, den, yr + ow + 8, 8);
+        ap_store8(a2, den, yr + ow + 16, 8);
+        ap_store8(a3, den, yr + ow + 24, 8);
+    }
+    for (; ow + 8 <= ow_b; ow += 8) {
+        __m512d a = _mm512_setzero_pd();
+        for (int64_t kh = hlo; kh < hhi; kh++) {
+            const float *row = xp + (sh + kh * dh) * iw;
+            for (int64_t k = 0; k < kw; k++) a = _mm512_add_pd(a, ap_load8(row, ow * S + c0 + k, iw, S, 8));
+        }
+        ap_store8(a, den, yr + ow, 8);
+    }
+    if (ow_b - ow >= 2) { /* a partial vector (one output alone is cheaper by itself) */
+        int n = (int)(ow_b - ow);
+        __m512d a = _mm512_setzero_pd();
+        for (int64_t kh = hlo; kh < hhi; kh++) {
+            const float *row = xp + (sh + kh * dh) * iw;
+            for (int64_t k = 0; k < kw; k++) a = _mm512_add_pd(a, ap_load8(row, ow * S + c0 + k, iw, S, n));
+        }
+        ap_store8(a, den, yr + ow, n);
+        ow = ow_b;
+    }
+    for (; ow < w->out[1]; ow++) yr[ow] = ap_one(j, xp, sh, hlo, hhi, hpad, ow);
+}
+/* Outputs [ow, ow + n) (n <= 8, all of them with every column tap inside the row) of the four rows from oh, all with
+   every row tap inside the image (rows [0, KH) of the window): the rows' sums side by side, for planes too narrow
+   for four vectors in a row (Inception-v3's 8x8 and 17x17 outputs). (Four named sums: as an array GCC kept them
+   in memory.) */
+__attribute__((target("avx512f"), always_inline)) static inline void ap_rows4(const ap2d_job *j, const float *xp,
+                                                                            float *yp, int64_t oh, int64_t ow, int n,
+                                                                            const int S)
+{
+    const mrt_window *w = j->w;
+    int64_t iw = w->in[1], kw = w->kernel[1], kh_n = w->kernel[0], ow_n = w->out[1];
+    int64_t c = ow * S - w->pad_begin[1], rs = w->stride[0] * iw; /* floats between the rows' windows */
+    const float *top = xp + (oh * w->stride[0] - w->pad_begin[0]) * iw;
+    __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t kh = 0; kh < kh_n; kh++) {
+        const float *row = top + kh * w->dilation[0] * iw;
         for (int64_t k = 0; k < kw; k++) {
-            __m256 v = S == 1 ? _mm256_loadu_ps(row + col0 + k)
-                              : _mm512_castps512_ps256(_mm512_permutexvar_ps(
-                                    even, _mm512_maskz_loadu_ps(mrt_mask16_first(iw - (col0 + k)), row + col0 + k)));
-            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(v));
+            a0 = _mm512_add_pd(a0, ap_load8(row, c + k, iw, S, n));
+            a1 = _mm512_add_pd(a1, ap_load8(row + rs, c + k, iw, S, n));
+            a2 = _mm512_add_pd(a2, ap_load8(row + 2 * rs, c + k, iw, S, n));
+            a3 = _mm512_add_pd(a3, ap_load8(row + 3 * rs, c + k, iw, S, n));
         }
     }
-    __m512d r = den > 0 ? _mm512_div_pd(acc, _mm512_set1_pd((double)den)) : _mm512_setzero_pd();
-    _mm256_storeu_ps(out, _mm512_cvtpd_ps(r));
+    int64_t den = kh_n * kw; /* every tap inside: with or without count_include_pad */
+    ap_store8(a0, den, yp + oh * ow_n + ow, n);
+    ap_store8(a1, den, yp + (oh + 1) * ow_n + ow, n);
+    ap_store8(a2, den, yp + (oh + 2) * ow_n + ow, n);
+    ap_store8(a3, den, yp + (oh + 3) * ow_n + ow, n);
+}
+
+/* An output row's vertical taps (dim_taps of dim 0) */
+typedef struct ap_rowtaps {
+    int64_t sh, hlo, hhi, hpad;
+} ap_rowtaps;
+
+/* A plane, its rows' taps in rt: rows wide enough for four vectors by ap_row; in narrower planes, runs of four rows
+   whose windows lie inside the image vertically go four rows at a time (ap_rows4), the others by ap_row */
+__attribute__((target("avx512f"), always_inline)) static inline void ap_plane(const ap2d_job *j, const ap_rowtaps *rt,
+                                                                            const float *xp, float *yp, int64_t ow_a,
+                                                                            int64_t ow_b, const int S)
+{
+    const mrt_window *w = j->w;
+    int64_t oh_n = w->out[0], ow_n = w->out[1], kh_n = w->kernel[0];
+    bool narrow = ow_b - ow_a < 32, edges = ow_a > 0 || ow_b < ow_n;
+    for (int64_t oh = 0; oh < oh_n;) {
+        const ap_rowtaps *t = &rt[oh];
+        if (narrow && oh + 4 <= oh_n && t[0].hlo == 0 && t[0].hhi == kh_n && t[3].hlo == 0 && t[3].hhi == kh_n) {
+            /* rows oh + 1, oh + 2 lie between: inside too */
+            for (int64_t ow = ow_a; ow < ow_b; ow += 8) ap_rows4(j, xp, yp, oh, ow, ow_b - ow < 8 ? (int)(ow_b - ow) : 8, S);
+            for (int r = 0; edges && r < 4; r++) {
+                float *yr = yp + (oh + r) * ow_n;
+                for (int64_t ow = 0; ow < ow_a; ow++) yr[ow] = ap_one(j, xp, t[r].sh, t[r].hlo, t[r].hhi, t[r].hpad, ow);
+                for (int64_t ow = ow_b; ow < ow_n; ow++) yr[ow] = ap_one(j, xp, t[r].sh, t[r].hlo, t[r].hhi, t[r].hpad, ow);
+            }
+            oh += 4;
+            continue;
+        }
+        ap_row(j, xp, yp + oh * ow_n, t->sh, t->hlo, t->hhi, t->hpad, ow_a, ow_b, S);
+        oh++;
+    }
+}
+__attribute__((target("avx512f"))) static void ap_plane_s1(const ap2d_job *j, const ap_rowtaps *rt, const float *xp,
+                                                          float *yp, int64_t ow_a, int64_t ow_b)
+{
+    ap_plane(j, rt, xp, yp, ow_a, ow_b, 1);
+}
+__attribute__((target("avx512f"))) static void ap_plane_s2(const ap2d_job *j, const ap_rowtaps *rt, const float *xp,
+                                                          float *yp, int64_t ow_a, int64_t ow_b)
+{
+    ap_plane(j, rt, xp, yp, ow_a, ow_b, 2);
+}
+/* one row of a plane too tall for the taps table */
+__attribute__((target("avx512f"))) static void ap_row_s1(const ap2d_job *j, const float *xp, float *yr, int64_t sh,
+                                                        int64_t hlo, int64_t hhi, int64_t hpad, int64_t ow_a, int64_t ow_b)
+{
+    ap_row(j, xp, yr, sh, hlo, hhi, hpad, ow_a, ow_b, 1);
+}
+__attribute__((target("avx512f"))) static void ap_row_s2(const ap2d_job *j, const float *xp, float *yr, int64_t sh,
+                                                        int64_t hlo, int64_t hhi, int64_t hpad, int64_t ow_a, int64_t ow_b)
+{
+    ap_row(j, xp, yr, sh, hlo, hhi, hpad, ow_a, ow_b, 2);
 }
 #endif
 
@@ -404,17 +553,29 @@ static void ap2d_planes(void *arg, int64_t p0, int64_t p1)
 {
     const ap2d_job *j = arg;
     const mrt_window *w = j->w;
-    int64_t ih = w->in[0], iw = w->in[1], oh_n = w->out[0], ow_n = w->out[1], kw = w->kernel[1];
-    /* outputs whose column taps all lie inside the row: [ow_a, ow_b) */
-    int64_t ow_a = 0, ow_b = 0;
+    int64_t ih = w->in[0], iw = w->in[1], oh_n = w->out[0], ow_n = w->out[1];
+    bool vector_rows = false;
+    int64_t ow_a = 0, ow_b = 0; /* outputs whose column taps all lie inside the row */
 #ifdef POOL_HAVE_AVX512
-    int64_t S = w->stride[1];
+    int64_t S = w->stride[1], kw = w->kernel[1];
     if ((S == 1 || S == 2) && w->dilation[1] == 1 && mrt_cpu_has_avx512f()) {
+        vector_rows = true;
         ow_a = (w->pad_begin[1] + S - 1) / S;
         ow_b = iw - kw + w->pad_begin[1] < 0 ? 0 : (iw - kw + w->pad_begin[1]) / S + 1;
         if (ow_a > ow_n) ow_a = ow_n;
         if (ow_b > ow_n) ow_b = ow_n;
         if (ow_b < ow_a) ow_b = ow_a;
+    }
+#endif
+#ifdef POOL_HAVE_AVX512
+    /* the rows' taps are every plane's: worked out once (their divisions cost more than a small plane's sums) */
+    enum { RT_MAX = 512 };
+    ap_rowtaps rt[RT_MAX];
+    if (vector_rows && oh_n <= RT_MAX) {
+        for (int64_t oh = 0; oh < oh_n; oh++) dim_taps(w, 0, oh, &rt[oh].sh, &rt[oh].hlo, &rt[oh].hhi, &rt[oh].hpad);
+        for (int64_t p = p0; p < p1; p++)
+            (S == 1 ? ap_plane_s1 : ap_plane_s2)(j, rt, j->x + p * ih * iw, j->y + p * oh_n * ow_n, ow_a, ow_b);
+        return;
     }
 #endif
     for (int64_t p = p0; p < p1; p++) {
@@ -423,26 +584,13 @@ static void ap2d_planes(void *arg, int64_t p0, int64_t p1)
         for (int64_t oh = 0; oh < oh_n; oh++) {
             int64_t sh, hlo, hhi, hpad;
             dim_taps(w, 0, oh, &sh, &hlo, &hhi, &hpad);
-            int64_t ow = 0;
-            while (ow < ow_n) {
 #ifdef POOL_HAVE_AVX512
-                if (ow >= ow_a && ow + 8 <= ow_b) {
-                    int64_t den = j->include_pad ? hpad * kw : (hhi - hlo) * kw;
-                    ap_row8(xp, iw, sh, w->dilation[0], hlo, hhi, ow * S - w->pad_begin[1], kw, S, den, yp + oh * ow_n + ow);
-                    ow += 8;
-                    continue;
-                }
-#endif
-                int64_t sw, wlo, whi, wpad;
-                dim_taps(w, 1, ow, &sw, &wlo, &whi, &wpad);
-                double s = 0;
-                for (int64_t kh = hlo; kh < hhi && whi > wlo; kh++) {
-                    const float *row = xp + (sh + kh * w->dilation[0]) * iw + sw;
-                    for (int64_t k = wlo; k < whi; k++) s += row[k * w->dilation[1]];
-                }
-                yp[oh * ow_n + ow] = ap_finish(s, j->include_pad ? hpad * wpad : (hhi - hlo) * (whi - wlo));
-                ow++;
+            if (vector_rows) {
+                (S == 1 ? ap_row_s1 : ap_row_s2)(j, xp, yp + oh * ow_n, sh, hlo, hhi, hpad, ow_a, ow_b);
+                continue;
             }
+#endif
+            for (int64_t ow = 0; ow < ow_n; ow++) yp[oh * ow_n + ow] = ap_one(j, xp, sh, hlo, hhi, hpad, ow);
         }
     }
 }

@@ -1331,10 +1331,15 @@ Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.averagepool_rows"));
+    /* Inception-v3's 3x3/1 on 37, 19 and 10 (rows of four vectors and a partial one; narrow planes four rows at a
+       time, with one- and eight-output vectors), the same with padding (edge outputs, rows not all inside), row
+       dilation 2, stride 2 narrow, and a plane taller than the kernel's table of row taps */
     static const struct {
-        int64_t h, w, k, s, pad, cip;
-    } cases[] = {{114, 114, 3, 2, 0, 0}, {57, 61, 3, 2, 1, 0}, {57, 61, 3, 2, 1, 1}, {20, 33, 3, 2, 1, 0},
-                 {40, 45, 2, 2, 0, 0}, {30, 37, 3, 1, 1, 0}};
+        int64_t h, w, k, s, pad, cip, dil;
+    } cases[] = {{114, 114, 3, 2, 0, 0, 1}, {57, 61, 3, 2, 1, 0, 1}, {57, 61, 3, 2, 1, 1, 1}, {20, 33, 3, 2, 1, 0, 1},
+                 {40, 45, 2, 2, 0, 0, 1},   {30, 37, 3, 1, 1, 0, 1},  {37, 37, 3, 1, 0, 0, 1},  {19, 19, 3, 1, 0, 0, 1},
+                 {10, 10, 3, 1, 0, 0, 1},   {17, 17, 3, 1, 1, 1, 1},  {17, 17, 3, 1, 1, 0, 1},  {23, 20, 3, 1, 0, 0, 2},
+                 {21, 23, 3, 2, 1, 0, 1},   {600, 20, 3, 1, 1, 1, 1}};
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int threads = 1; threads <= 2; threads++) {
             int64_t shape[4] = {1, 3, cases[ci].h, cases[ci].w}, n = 3 * cases[ci].h * cases[ci].w;
@@ -1349,6 +1354,7 @@ Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
                 th_input(c, xs[t]);
                 th_attr_ints(c, "kernel_shape", 2, (int64_t[]){cases[ci].k, cases[ci].k});
                 th_attr_ints(c, "strides", 2, (int64_t[]){cases[ci].s, cases[ci].s});
+                th_attr_ints(c, "dilations", 2, (int64_t[]){cases[ci].dil, 1});
                 int64_t p = cases[ci].pad;
                 th_attr_ints(c, "pads", 4, (int64_t[]){p, p, p, p});
                 th_attr_int(c, "count_include_pad", cases[ci].cip);
