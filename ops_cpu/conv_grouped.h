@@ -11,8 +11,9 @@ extern "C" {
 #endif
 
 /* Floats of the workspace the path takes on n_threads threads, with W transformed by prepare; 0 when it does not
-   apply (not float32, not 2-D, one group, a depthwise conv, fewer than 8 output channels per group or a number
-   between 16 and 32 that is not a multiple of 16, kernels of more than 64 taps, no AVX-512). */
+   apply (not float32, not 2-D, one group, a depthwise conv, fewer than 8 output channels per group or more than 16
+   that are not a multiple of 16, kernels of more than 64 taps, outputs more than 1024 wide or a single output row
+   whose input rows exceed the scratch, no AVX-512). */
 int64_t mrt_conv_grouped_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads);
 
 /* W [M, C / group, KH, KW] rearranged for it (prepare): floats, and the rearrangement. */
