@@ -316,19 +316,23 @@ void mrt_vtanh_f32(float *y, const float *x, int64_t n)
     }
 }
 
+/* c[0] x^(n-1) + ... + c[n-1] by Horner's rule, each step one fma (the fits below list their coefficients
+   highest power first) */
+static inline double horner(const double *c, int n, double x)
+{
+    double p = c[0];
+    _Pragma("GCC unroll 24") for (int i = 1; i < n; i++) p = fma(p, x, c[i]);
+    return p;
+}
+
 /* erf(a) = a * P(a^2) below 0.75, P a fit of erf(a)/a (relative error 6e-15): erf_pair's and erf_only's small range */
 static inline double erf_small(double a)
 {
     double w = a * a;
-    double ps = 1.2828569663771478e-06;
-    ps = fma(ps, w, -1.4559609325060184e-05);
-    ps = fma(ps, w, 0.00012034993805898452);
-    ps = fma(ps, w, -0.00085476622920771744);
-    ps = fma(ps, w, 0.0052239648047169148);
-    ps = fma(ps, w, -0.026866169252373652);
-    ps = fma(ps, w, 0.11283791663362774);
-    ps = fma(ps, w, -0.37612638903024209);
-    ps = fma(ps, w, 1.1283791670955072);
+    static const double c[] = {1.2828569663771478e-06, -1.4559609325060184e-05, 0.00012034993805898452,
+                               -0.00085476622920771744, 0.0052239648047169148, -0.026866169252373652,
+                               0.11283791663362774, -0.37612638903024209, 1.1283791670955072};
+    double ps = horner(c, (int)(sizeof c / sizeof *c), w);
     return a * ps;
 }
 
@@ -336,28 +340,22 @@ static inline double erf_small(double a)
    (relative error 6e-15). From 0.75: erfc(a) = exp(-a^2) * Q(t), Q a fit of erfcx = exp(a^2) erfc(a) in
    t = (a - 3) / (a + 3) over a in [0.75, 12] (relative error 1.4e-11); a is clamped to 12, where erfc(12) ~ 1e-64
    is 0 for any float use. Both fits: Chebyshev interpolation in float64 against mpmath, then power form. The Horner
-   steps here and in erf_only are fma() (one rounding, on every clone: libm's fma on the baseline build): a third of
-   the time off ConvNeXt's and MaxViT's GELUs, and over every float the results of mrt_verf_f32, mrt_vgelu_f32 and
-   mrt_vgelu_erf_nodes_f32 are the same bits as with a rounded multiply then add (checked exhaustively). */
+   steps (horner, here and in erf_only) are fma() (one rounding, on every clone: libm's fma on the baseline build):
+   a third of the time off ConvNeXt's and MaxViT's GELUs, and over every float the results of mrt_verf_f32,
+   mrt_vgelu_f32 and mrt_vgelu_erf_nodes_f32 are the same bits as with a rounded multiply then add (checked
+   exhaustively). */
 static inline double erf_pair(double a, double *erfc_out)
 {
     double e_small = erf_small(a);
 
     double ab = select_d(a > 12.0, 12.0, a);
     double u = (ab - 3.0) / (ab + 3.0) * (1.0 / 0.6);
-    double q = -1.4372995735120378e-08;
-    q = fma(q, u, -3.8513810942074434e-08);
-    q = fma(q, u, 3.8339986341212805e-07);
-    q = fma(q, u, 4.4623496333042871e-07);
-    q = fma(q, u, -1.0025734137450011e-05);
-    q = fma(q, u, 1.9818169577854118e-05);
-    q = fma(q, u, 0.0001991799227246434);
-    q = fma(q, u, -0.001896762420812425);
-    q = fma(q, u, 0.0092878926497975186);
-    q = fma(q, u, -0.032425042076389021);
-    q = fma(q, u, 0.088417368607191626);
-    q = fma(q, u, -0.19574013603320647);
-    q = fma(q, u, 0.17900115118148396);
+    static const double c[] = {-1.4372995735120378e-08, -3.8513810942074434e-08, 3.8339986341212805e-07,
+                               4.4623496333042871e-07, -1.0025734137450011e-05, 1.9818169577854118e-05,
+                               0.0001991799227246434, -0.001896762420812425, 0.0092878926497975186,
+                               -0.032425042076389021, 0.088417368607191626, -0.19574013603320647,
+                               0.17900115118148396};
+    double q = horner(c, (int)(sizeof c / sizeof *c), u);
     double s, p = exp_parts(-(ab * ab), &s);
     double c_big = (s + s * p) * q;
 
@@ -373,25 +371,14 @@ static inline double erf_pair(double a, double *erfc_out)
 static inline double erf_only(double a)
 {
     double u = (select_d(a > 4.0, 4.0, a) - 2.375) * (1.0 / 1.625);
-    double q = -2.1895406124383414e-05;
-    q = fma(q, u, 0.00017272666961691584);
-    q = fma(q, u, -0.00010176893440597692);
-    q = fma(q, u, -0.0010312751088292411);
-    q = fma(q, u, 0.0018047904466006778);
-    q = fma(q, u, 0.0013819629366744871);
-    q = fma(q, u, -0.007254842272954253);
-    q = fma(q, u, 0.0068251189729341992);
-    q = fma(q, u, 0.0071091870598963564);
-    q = fma(q, u, -0.026759039533795173);
-    q = fma(q, u, 0.02886430729866429);
-    q = fma(q, u, 0.0037094004249712187);
-    q = fma(q, u, -0.057335629706597058);
-    q = fma(q, u, 0.094694673559463566);
-    q = fma(q, u, -0.091576845462445614);
-    q = fma(q, u, 0.058918083644753483);
-    q = fma(q, u, -0.025126555682377809);
-    q = fma(q, u, 0.0065105240284256058);
-    q = fma(q, u, 0.9992170617444488);
+    static const double c[] = {-2.1895406124383414e-05, 0.00017272666961691584, -0.00010176893440597692,
+                               -0.0010312751088292411, 0.0018047904466006778, 0.0013819629366744871,
+                               -0.007254842272954253, 0.0068251189729341992, 0.0071091870598963564,
+                               -0.026759039533795173, 0.02886430729866429, 0.0037094004249712187,
+                               -0.057335629706597058, 0.094694673559463566, -0.091576845462445614,
+                               0.058918083644753483, -0.025126555682377809, 0.0065105240284256058,
+                               0.9992170617444488};
+    double q = horner(c, (int)(sizeof c / sizeof *c), u);
     return select_d(a < 0.75, erf_small(a), q);
 }
 
