@@ -415,84 +415,69 @@ __attribute__((target("avx512f"), always_inline)) static inline void ap_store8(_
     _mm512_mask_storeu_ps(out, mrt_mask16_first(n), _mm512_castps256_ps512(_mm512_cvtpd_ps(r)));
 }
 
+/* n (<= 8) outputs whose windows have rows [hlo, hhi) from input row sh and start at column c (lane l at c + S l),
+   every column tap inside the row, into out */
+__attribute__((target("avx512f"), always_inline)) static inline void ap_sum1(const ap2d_job *j, const float *xp,
+                                                                           int64_t sh, int64_t hlo, int64_t hhi,
+                                                                           int64_t c, int n, int64_t den, float *out,
+                                                                           const int S)
+{
+    const mrt_window *w = j->w;
+    int64_t iw = w->in[1];
+    __m512d a = _mm512_setzero_pd();
+    for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *row = xp + (sh + kh * w->dilation[0]) * iw;
+        for (int64_t k = 0; k < w->kernel[1]; k++) a = _mm512_add_pd(a, ap_load8(row, c + k, iw, S, n));
+    }
+    ap_store8(a, den, out, n);
+}
+
+/* The same for four such vectors, the g-th's windows g rstep floats and g cstep columns after the first's (four
+   column groups of a row: cstep 8 S; the same columns of four rows: rstep the row stride), stored at
+   out + g out_step. Each lane's sum is a chain of dependent adds: a vector alone runs at their latency, four side by
+   side do not. (Four named sums: as an array GCC kept them in memory.) */
+__attribute__((target("avx512f"), always_inline)) static inline void ap_sums4(const ap2d_job *j, const float *xp,
+                                                                            int64_t sh, int64_t hlo, int64_t hhi,
+                                                                            int64_t c, int64_t rstep, int64_t cstep,
+                                                                            int n, int64_t den, float *out,
+                                                                            int64_t out_step, const int S)
+{
+    const mrt_window *w = j->w;
+    int64_t iw = w->in[1];
+    __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *row = xp + (sh + kh * w->dilation[0]) * iw;
+        for (int64_t k = 0; k < w->kernel[1]; k++) {
+            a0 = _mm512_add_pd(a0, ap_load8(row, c + k, iw, S, n));
+            a1 = _mm512_add_pd(a1, ap_load8(row + rstep, c + cstep + k, iw, S, n));
+            a2 = _mm512_add_pd(a2, ap_load8(row + 2 * rstep, c + 2 * cstep + k, iw, S, n));
+            a3 = _mm512_add_pd(a3, ap_load8(row + 3 * rstep, c + 3 * cstep + k, iw, S, n));
+        }
+    }
+    ap_store8(a0, den, out, n);
+    ap_store8(a1, den, out + out_step, n);
+    ap_store8(a2, den, out + 2 * out_step, n);
+    ap_store8(a3, den, out + 3 * out_step, n);
+}
+
 /* One output row: outputs [ow_a, ow_b), whose column taps all lie inside the row (column dilation 1, stride S 1 or
-   2, a constant), eight per vector (lane l's taps start at column col0 + S l), four vectors at a time (each lane's
-   sum is a chain of dependent adds: a vector alone runs at their latency), the last one partial; the others one
-   by one. */
+   2, a constant), eight per vector, four vectors at a time, the last one partial; the others one by one. */
 __attribute__((target("avx512f"), always_inline)) static inline void ap_row(const ap2d_job *j, const float *xp,
                                                                           float *yr, int64_t sh, int64_t hlo,
                                                                           int64_t hhi, int64_t hpad, int64_t ow_a,
                                                                           int64_t ow_b, const int S)
 {
     const mrt_window *w = j->w;
-    int64_t iw = w->in[1], kw = w->kernel[1], dh = w->dilation[0], c0 = -w->pad_begin[1];
-    int64_t den = j->include_pad ? hpad * kw : (hhi - hlo) * kw;
+    int64_t c0 = -w->pad_begin[1], den = j->include_pad ? hpad * w->kernel[1] : (hhi - hlo) * w->kernel[1];
     int64_t ow = 0;
     for (; ow < ow_a; ow++) yr[ow] = ap_one(j, xp, sh, hlo, hhi, hpad, ow);
-    for (; ow + 32 <= ow_b; ow += 32) {
-        __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-        for (int64_t kh = hlo; kh < hhi; kh++) {
-            const float *row = xp + (sh + kh * dh) * iw;
-            for (int64_t k = 0; k < kw; k++) {
-                int64_t c = ow * S + c0 + k;
-                a0 = _mm512_add_pd(a0, ap_load8(row, c, iw, S, 8));
-                a1 = _mm512_add_pd(a1, ap_load8(row, c + 8 * S, iw, S, 8));
-                a2 = _mm512_add_pd(a2, ap_load8(row, c + 16 * S, iw, S, 8));
-                a3 = _mm512_add_pd(a3, ap_load8(row, c + 24 * S, iw, S, 8));
-            }
-        }
-        ap_store8(a0, den, yr + ow, 8);
-        ap_store8(a1, den, yr + ow + 8, 8);
-        ap_store8(a2, den, yr + ow + 16, 8);
-        ap_store8(a3, den, yr + ow + 24, 8);
-    }
-    for (; ow + 8 <= ow_b; ow += 8) {
-        __m512d a = _mm512_setzero_pd();
-        for (int64_t kh = hlo; kh < hhi; kh++) {
-            const float *row = xp + (sh + kh * dh) * iw;
-            for (int64_t k = 0; k < kw; k++) a = _mm512_add_pd(a, ap_load8(row, ow * S + c0 + k, iw, S, 8));
-        }
-        ap_store8(a, den, yr + ow, 8);
-    }
+    for (; ow + 32 <= ow_b; ow += 32) ap_sums4(j, xp, sh, hlo, hhi, ow * S + c0, 0, 8 * S, 8, den, yr + ow, 8, S);
+    for (; ow + 8 <= ow_b; ow += 8) ap_sum1(j, xp, sh, hlo, hhi, ow * S + c0, 8, den, yr + ow, S);
     if (ow_b - ow >= 2) { /* a partial vector (one output alone is cheaper by itself) */
-        int n = (int)(ow_b - ow);
-        __m512d a = _mm512_setzero_pd();
-        for (int64_t kh = hlo; kh < hhi; kh++) {
-            const float *row = xp + (sh + kh * dh) * iw;
-            for (int64_t k = 0; k < kw; k++) a = _mm512_add_pd(a, ap_load8(row, ow * S + c0 + k, iw, S, n));
-        }
-        ap_store8(a, den, yr + ow, n);
+        ap_sum1(j, xp, sh, hlo, hhi, ow * S + c0, (int)(ow_b - ow), den, yr + ow, S);
         ow = ow_b;
     }
     for (; ow < w->out[1]; ow++) yr[ow] = ap_one(j, xp, sh, hlo, hhi, hpad, ow);
-}
-/* Outputs [ow, ow + n) (n <= 8, all of them with every column tap inside the row) of the four rows from oh, all with
-   every row tap inside the image (rows [0, KH) of the window): the rows' sums side by side, for planes too narrow
-   for four vectors in a row (Inception-v3's 8x8 and 17x17 outputs). (Four named sums: as an array GCC kept them
-   in memory.) */
-__attribute__((target("avx512f"), always_inline)) static inline void ap_rows4(const ap2d_job *j, const float *xp,
-                                                                            float *yp, int64_t oh, int64_t ow, int n,
-                                                                            const int S)
-{
-    const mrt_window *w = j->w;
-    int64_t iw = w->in[1], kw = w->kernel[1], kh_n = w->kernel[0], ow_n = w->out[1];
-    int64_t c = ow * S - w->pad_begin[1], rs = w->stride[0] * iw; /* floats between the rows' windows */
-    const float *top = xp + (oh * w->stride[0] - w->pad_begin[0]) * iw;
-    __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t kh = 0; kh < kh_n; kh++) {
-        const float *row = top + kh * w->dilation[0] * iw;
-        for (int64_t k = 0; k < kw; k++) {
-            a0 = _mm512_add_pd(a0, ap_load8(row, c + k, iw, S, n));
-            a1 = _mm512_add_pd(a1, ap_load8(row + rs, c + k, iw, S, n));
-            a2 = _mm512_add_pd(a2, ap_load8(row + 2 * rs, c + k, iw, S, n));
-            a3 = _mm512_add_pd(a3, ap_load8(row + 3 * rs, c + k, iw, S, n));
-        }
-    }
-    int64_t den = kh_n * kw; /* every tap inside: with or without count_include_pad */
-    ap_store8(a0, den, yp + oh * ow_n + ow, n);
-    ap_store8(a1, den, yp + (oh + 1) * ow_n + ow, n);
-    ap_store8(a2, den, yp + (oh + 2) * ow_n + ow, n);
-    ap_store8(a3, den, yp + (oh + 3) * ow_n + ow, n);
 }
 
 /* An output row's vertical taps (dim_taps of dim 0) */
@@ -501,7 +486,7 @@ typedef struct ap_rowtaps {
 } ap_rowtaps;
 
 /* A plane, its rows' taps in rt: rows wide enough for four vectors by ap_row; in narrower planes, runs of four rows
-   whose windows lie inside the image vertically go four rows at a time (ap_rows4), the others by ap_row */
+   whose windows lie inside the image vertically go four rows at a time (ap_sums4), the others by ap_row */
 __attribute__((target("avx512f"), always_inline)) static inline void ap_plane(const ap2d_job *j, const ap_rowtaps *rt,
                                                                             const float *xp, float *yp, int64_t ow_a,
                                                                             int64_t ow_b, const int S)
@@ -513,7 +498,10 @@ __attribute__((target("avx512f"), always_inline)) static inline void ap_plane(co
         const ap_rowtaps *t = &rt[oh];
         if (narrow && oh + 4 <= oh_n && t[0].hlo == 0 && t[0].hhi == kh_n && t[3].hlo == 0 && t[3].hhi == kh_n) {
             /* rows oh + 1, oh + 2 lie between: inside too */
-            for (int64_t ow = ow_a; ow < ow_b; ow += 8) ap_rows4(j, xp, yp, oh, ow, ow_b - ow < 8 ? (int)(ow_b - ow) : 8, S);
+            /* the four rows' windows, every tap inside the image: with or without count_include_pad, KH KW taps */
+            for (int64_t ow = ow_a; ow < ow_b; ow += 8)
+                ap_sums4(j, xp, t->sh, 0, kh_n, ow * S - w->pad_begin[1], w->stride[0] * w->in[1], 0,
+                         ow_b - ow < 8 ? (int)(ow_b - ow) : 8, kh_n * w->kernel[1], yp + oh * ow_n + ow, ow_n, S);
             for (int r = 0; edges && r < 4; r++) {
                 float *yr = yp + (oh + r) * ow_n;
                 for (int64_t ow = 0; ow < ow_a; ow++) yr[ow] = ap_one(j, xp, t[r].sh, t[r].hlo, t[r].hhi, t[r].hpad, ow);
