@@ -34,6 +34,12 @@ typedef struct gc_geom {
     int64_t band, bands, in_rows; /* output rows per task, tasks per (image, group), padded input rows a band reads */
 } gc_geom;
 
+/* padded input rows a band of `band` output rows reads */
+static int64_t gc_in_rows(const mrt_window *w, int64_t band)
+{
+    return (band - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1;
+}
+
 static bool gc_geometry(const mrt_conv_params *p, gc_geom *g)
 {
     const mrt_window *w = &p->win;
@@ -55,11 +61,11 @@ static bool gc_geometry(const mrt_conv_params *p, gc_geom *g)
     /* the tallest band whose input rows and outputs fit, then bands of equal height */
     int64_t band = g->OH < GC_OUT_POS / g->OW ? g->OH : GC_OUT_POS / g->OW;
     for (; band > 0; band--)
-        if (g->cg * ((band - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1) * g->Wp <= GC_IN_FLOATS) break;
+        if (g->cg * gc_in_rows(w, band) * g->Wp <= GC_IN_FLOATS) break;
     if (band < 1) return false;
     g->bands = ceil_div(g->OH, band);
     g->band = ceil_div(g->OH, g->bands);
-    g->in_rows = (g->band - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1;
+    g->in_rows = gc_in_rows(w, g->band);
     return true;
 }
 
