@@ -17,8 +17,10 @@ enum {
     MRT_OPDEF_FOLD_ON_SHAPE = 1u << 2, /* the outputs depend only on the inputs' shapes (Shape, Size): fold
                                          once those are known; the kernel must not read input data */
     MRT_OPDEF_INPLACE = 1u << 3,      /* output 0 may take over input 0's buffer when input 0 dies here: the
-                                         kernel computes y[i] from x0[i] alone (same index) and writes every
-                                         element (the planner checks sizes and element widths) */
+                                         kernel never reads x0 at a position after writing y there (element-wise
+                                         ops: y[i] from x0[i] alone; Softmax: a row is read before it is
+                                         overwritten) and writes every element (the planner checks sizes and
+                                         element widths) */
     MRT_OPDEF_OPTIONAL_LEADING = 1u << 4 /* the first min_inputs inputs must be there as slots but may be omitted
                                            with an empty name (Loop's M and cond) */
 };

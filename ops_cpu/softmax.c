@@ -61,9 +61,9 @@ static void block_softmax(int kind, double *buf, int64_t n, int64_t m, double *m
 }
 
 /* float over the last axis (inner == 1; attention scores, classifier heads): rows are contiguous, so work in
-   place in y without the double block. exp through mrt_vexp_f32 (vectorized, within 1 ulp), the sum in double
-   over 8 fixed partial sums (vectorizes without reordering anything that depends on the thread count). Rows are
-   independent: they are split over the session's threads. */
+   place in y without the double block. The exps and their sum in one pass (mrt_vexp_sum_f32: mrt_vexp_f32's exp,
+   within 1 ulp; the sum in double over 8 fixed partial sums, which vectorizes without reordering anything that
+   depends on the thread count). Rows are independent: they are split over the session's threads. */
 typedef struct sm_rows {
     int kind;
     const float *x;
@@ -140,9 +140,7 @@ static void softmax_rows_f32(void *arg, int64_t r0, int64_t r1)
             continue;
         }
         /* the exps go to y first (for LogSoftmax too: y is overwritten after the sum) */
-        for (int64_t i = 0; i < n; i++) yr[i] = xr[i] - mx;
-        mrt_vexp_f32(yr, yr, n);
-        double sum = mrt_sum8_f32(yr, n);
+        double sum = mrt_vexp_sum_f32(yr, xr, mx, n);
         if (a->kind == SM_SOFTMAX) {
             float inv = (float)(1.0 / sum);
             for (int64_t j = 0; j < n; j++) yr[j] *= inv;

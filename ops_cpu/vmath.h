@@ -13,12 +13,19 @@ extern "C" {
 #endif
 
 void mrt_vexp_f32(float *y, const float *x, int64_t n);
+/* Softmax's row pass in one sweep: y[i] = exp(x[i] - max), the bits of subtracting and then calling mrt_vexp_f32,
+   and returns the sum of the y[i] in double with mrt_sum8_f32's bits (element i into part i % 8, in order of i).
+   max must be at least every x[i] (the row's maximum; a NaN x[i] gives a NaN): the AVX-512 body leaves out the
+   clamps that only larger differences need. */
+double mrt_vexp_sum_f32(float *y, const float *x, float max, int64_t n);
 /* 1 / (1 + exp(-x)), without overflow for large |x| */
 void mrt_vsigmoid_f32(float *y, const float *x, int64_t n);
 /* x * sigmoid(x) (SiLU): the bits of multiplying x by mrt_vsigmoid_f32's result */
 void mrt_vsilu_f32(float *y, const float *x, int64_t n);
-/* The portable loops behind those two, which take an AVX-512 body on CPUs that have one: the same bits, for the
-   tests that check it */
+/* The portable loops behind exp, exp_sum, sigmoid and SiLU, which take an AVX-512 body on CPUs that have one: the
+   same bits, for the tests that check it */
+void mrt_vexp_f32_portable(float *y, const float *x, int64_t n);
+double mrt_vexp_sum_f32_portable(float *y, const float *x, float max, int64_t n);
 void mrt_vsigmoid_f32_portable(float *y, const float *x, int64_t n);
 void mrt_vsilu_f32_portable(float *y, const float *x, int64_t n);
 void mrt_verf_f32(float *y, const float *x, int64_t n);

@@ -209,6 +209,60 @@ Test(planner, inplace_only_where_input_is_not_broadcast)
     mrt_model_free(m);
 }
 
+/* Softmax, LogSoftmax and Hardmax write their output over a dying input (x -> Neg -> t -> op -> u -> Neg -> y: t dies
+   at the op), along the last axis (the float rows kernel) and along axis 0 (the double block kernel, rows strided).
+   Checked against a float64 reference computed here: a kernel that read x after writing y at that position would
+   read its own results. */
+Test(planner, softmax_family_runs_in_place_over_a_dying_input)
+{
+    const char *ops[] = {"Softmax", "LogSoftmax", "Hardmax"};
+    enum { R = 3, C = 40 };
+    th_rng rng;
+    th_rng_init(&rng, th_seed("planner.softmax_inplace"));
+    mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, 2, (int64_t[]){R, C}, -8, 8);
+    const float *xv = x.data;
+    for (int k = 0; k < 3; k++)
+        for (int axis = 0; axis < 2; axis++) {
+            mrt_model *m = empty_model(13, (const char *[]){"x", NULL});
+            mrt_graph *g = m->graph;
+            mrt_node *n;
+            mrt_graph_add_node(g, "neg", "Neg", "", 1, (const char *[]){"x"}, 1, (const char *[]){"t"}, &n);
+            mrt_graph_add_node(g, "op", ops[k], "", 1, (const char *[]){"t"}, 1, (const char *[]){"u"}, &n);
+            mrt_node_add_attr_int(n, "axis", axis);
+            mrt_graph_add_node(g, "neg2", "Neg", "", 1, (const char *[]){"u"}, 1, (const char *[]){"y"}, &n);
+            mrt_graph_add_output(g, "y", NULL, NULL);
+            mrt_session *s;
+            cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK);
+            const char *name = "x";
+            mrt_value v = mrt_value_from_tensor(x);
+            cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s", mrt_last_error());
+            mrt_session_stats st;
+            mrt_session_get_stats(s, &st);
+            cr_assert_eq(st.inplace_count, 1, "%s axis %d: over t in place", ops[k], axis);
+            const float *y = mrt_session_output(s, 0)->tensor.data;
+            /* the reference: rows along `axis` of t = -x */
+            int lines = axis ? R : C, len = axis ? C : R;
+            for (int l = 0; l < lines; l++) {
+                double t[R > C ? R : C], mx = -INFINITY, sum = 0;
+                int arg = 0;
+                for (int i = 0; i < len; i++) {
+                    t[i] = -(double)xv[axis ? l * C + i : i * C + l];
+                    if (t[i] > mx) mx = t[i], arg = i;
+                }
+                for (int i = 0; i < len; i++) sum += exp(t[i] - mx);
+                for (int i = 0; i < len; i++) {
+                    double want = k == 0 ? exp(t[i] - mx) / sum : k == 1 ? t[i] - mx - log(sum) : i == arg;
+                    float got = -y[axis ? l * C + i : i * C + l];
+                    cr_assert_float_eq(got, want, 1e-5 * (1 + fabs(want)), "%s axis %d, line %d, element %d: %g, want %g",
+                                       ops[k], axis, l, i, got, want);
+                }
+            }
+            mrt_session_free(s);
+            mrt_model_free(m);
+        }
+    mrt_tensor_release(&x);
+}
+
 /* A kernel workspace beyond the allocation limit is refused at plan time naming the node, not later as an
    anonymous arena too large to allocate (a 30x30 kernel over 60x60: 3.5 MB of im2col for 4 KB of output). */
 Test(planner, workspace_over_the_allocation_limit_names_the_node)

@@ -128,6 +128,69 @@ Test(vmath, sigmoid_and_silu_same_bits_on_every_path)
     free(yp);
 }
 
+/* exp: the AVX-512 body (taken on CPUs that have it) gives the portable loop's bits over the whole sweep */
+Test(vmath, exp_same_bits_on_every_path)
+{
+    int64_t n;
+    float *x = sweep(&n);
+    float *y = malloc((size_t)n * sizeof *y), *yp = malloc((size_t)n * sizeof *yp);
+    mrt_vexp_f32(y, x, n);
+    mrt_vexp_f32_portable(yp, x, n);
+    for (int64_t i = 0; i < n; i++) cr_assert(u_of(y[i]) == u_of(yp[i]), "exp(%a): %a, the portable loop %a", x[i], y[i], yp[i]);
+    free(x);
+    free(y);
+    free(yp);
+}
+
+/* Softmax's exp-and-sum pass: the same y bits as subtracting the maximum and calling mrt_vexp_f32, the same sum bits as
+   mrt_sum8_f32 on them, and the AVX-512 body's bits the portable loop's. Rows of many lengths (partial vectors, the
+   four-vector loop and its remainder), with differences that reach the underflow clamp, denormal results and -inf,
+   and a row whose maximum is +inf (its exps NaN). */
+Test(vmath, exp_sum_matches_exp_then_sum)
+{
+    static const int64_t lens[] = {1, 7, 8, 15, 16, 17, 63, 64, 65, 100, 1500};
+    uint32_t seed = 12345;
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (int variant = 0; variant < 3; variant++) {
+            int64_t n = lens[li];
+            float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+            float *yp = malloc((size_t)n * sizeof *yp), *want = malloc((size_t)n * sizeof *want);
+            float mx = -INFINITY;
+            for (int64_t i = 0; i < n; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                float u = (float)(seed >> 8) / 16777216.0f; /* [0, 1) */
+                /* variant 0: differences in [-20, 0]; 1: in [-110, 0] (the clamp, denormals); 2: also -inf and +inf */
+                x[i] = variant == 0 ? 20.0f * u - 10.0f : -110.0f * u + 3.0f;
+                if (variant == 2 && i % 5 == 1) x[i] = -INFINITY;
+                if (variant == 2 && i == n / 2 && n > 1) x[i] = INFINITY;
+                mx = x[i] > mx ? x[i] : mx;
+            }
+            for (int64_t i = 0; i < n; i++) want[i] = x[i] - mx;
+            mrt_vexp_f32_portable(want, want, n);
+            double want_sum = 0; /* mrt_sum8_f32's order */
+            double part[8] = {0};
+            for (int64_t i = 0; i < n; i++) part[i % 8] += want[i];
+            want_sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+            double sum = mrt_vexp_sum_f32(y, x, mx, n), sum_p = mrt_vexp_sum_f32_portable(yp, x, mx, n);
+            for (int64_t i = 0; i < n; i++) {
+                if (want[i] != want[i]) {
+                    cr_assert(y[i] != y[i] && yp[i] != yp[i], "n %lld: exp(%a - %a) not NaN", (long long)n, x[i], mx);
+                    continue;
+                }
+                cr_assert(u_of(y[i]) == u_of(want[i]) && u_of(yp[i]) == u_of(want[i]),
+                          "n %lld, x %a, max %a: %a, portable %a, want %a", (long long)n, x[i], mx, y[i], yp[i], want[i]);
+            }
+            if (want_sum != want_sum) cr_assert(sum != sum && sum_p != sum_p, "n %lld: the sum should be NaN", (long long)n);
+            else
+                cr_assert(sum == want_sum && sum_p == want_sum, "n %lld variant %d: sum %a, portable %a, want %a",
+                          (long long)n, variant, sum, sum_p, want_sum);
+            free(x);
+            free(y);
+            free(yp);
+            free(want);
+        }
+}
+
 /* exp is computed in float like sigmoid: measured 0.75 ulp at most (on a denormal result) */
 Test(vmath, exp_sweep) { check_sweep("exp", mrt_vexp_f32, ref_exp, 1.0); }
 /* sigmoid is computed in float with hi + lo pairs (vmath.c): measured 0.75 ulp at most (on a denormal result),

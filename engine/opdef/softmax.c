@@ -37,8 +37,8 @@ static mrt_status infer_softmax(mrt_op_ctx *ctx)
 }
 
 #define SOFTMAX_ROWS(op)                                                                                      \
-    {"", op, 1, 1, 1, 1, 1, infer_softmax, 0}, {"", op, 11, 1, 1, 1, 1, infer_softmax, 0},                     \
-        {"", op, 13, 1, 1, 1, 1, infer_softmax, 0}
+    {"", op, 1, 1, 1, 1, 1, infer_softmax, MRT_OPDEF_INPLACE}, {"", op, 11, 1, 1, 1, 1, infer_softmax, MRT_OPDEF_INPLACE}, \
+        {"", op, 13, 1, 1, 1, 1, infer_softmax, MRT_OPDEF_INPLACE}
 
 const mrt_opdef mrt_opdefs_softmax[] = {
     SOFTMAX_ROWS("Softmax"),
