@@ -1,6 +1,7 @@
 /* minirt's float32 GEMM (see sgemm.h): packed panels, an 8 x 48 AVX-512 register tile (24 accumulators, one
  * broadcast of A and three vectors of B per k; narrower for a panel's last columns, one row's chains alone for a
- * panel of one row), loops with fmaf() elsewhere,
+ * panel of one row; A read in place from its rows when it comes unpacked with unit column stride, as a MatMul's
+ * activations do), loops with fmaf() elsewhere,
  * rows-as-lanes loops for products and panel tails of at most four columns, and two ways to share the work:
  *  - wide B (many columns): each task owns a strip of up to 192 columns of C and all its rows, and packs the
  *    strip's B block by block into its own scratch (for a Conv this is im2col, done in cache instead of through
@@ -217,7 +218,9 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
 /* The tile's body: NV vectors of 16 columns (the full tile is NV = 3; a panel's last columns use the narrowest tile
    that covers them: a 7x7 image has 49 columns, 48 + 1), B's row kk at BROW (packed, or read in place), the chains
    of the panel's first ROWS rows (MR, or 1 for a product of one row). */
-#define TILE_AVX512_BODY(NV, BROW, ROWS)                                                                           \
+#define TILE_AVX512_BODY(NV, BROW, ROWS) TILE_AVX512_BODY_A(NV, BROW, ROWS, a[i], MR)
+/* the same with row i's k-th A value at AEL (a advancing ASTEP floats per k) */
+#define TILE_AVX512_BODY_A(NV, BROW, ROWS, AEL, ASTEP)                                                             \
     __m512 acc[ROWS][NV];                                                                                          \
     __mmask16 mask[NV];                                                                                            \
     for (int v = 0; v < NV; v++) mask[v] = mrt_mask16_first(nr - 16 * v);                                          \
@@ -226,12 +229,12 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
     if (load) /* C is added after the k loop: have it in L1 by then */                                            \
         for (int i = 0; i < mr; i++)                                                                               \
             for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);          \
-    for (int64_t kk = 0; kk < kc; kk++, a += MR) {                                                                 \
+    for (int64_t kk = 0; kk < kc; kk++, a += (ASTEP)) {                                                            \
         const float *bk = (BROW);                                                                                  \
         __m512 bv[NV];                                                                                             \
         for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(bk + 16 * v);                                        \
         for (int i = 0; i < ROWS; i++) {                                                                           \
-            __m512 ai = _mm512_set1_ps(a[i]);                                                                      \
+            __m512 ai = _mm512_set1_ps(AEL);                                                                       \
             for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                        \
         }                                                                                                          \
     }                                                                                                              \
@@ -298,9 +301,41 @@ static void tile_generic(int64_t kc, const float *a, const float *b, float *c, i
         const mrt_reg_epilogue *te = NULL;                                                                         \
         TILE_AVX512_BODY(NV, brows[kk] + boff, MR)                                                                 \
     }
+/* A's rows read in place (a product whose A is an activation, a MatMul's: packing it cost Whisper's encoder 6.6% of
+   its run, writing and reading again a copy of its 36 MB attention weights): row i's value for k block column kk at
+   a[aoff[i] + kk], aoff[i] = min(i, mr - 1) lda, so a panel's rows past mr read row mr - 1 again (computed, not
+   stored) instead of past A's end. */
+#define TILE_A_AVX512(NV, ROWS, SUF)                                                                               \
+    __attribute__((target("avx512f"))) static void tile_a_avx512_ep##SUF##_##NV(                                 \
+        int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr, bool load, \
+        const float *bias, const mrt_reg_epilogue *te)                                                             \
+    {                                                                                                              \
+        int64_t aoff[MR];                                                                                          \
+        for (int i = 0; i < MR; i++) aoff[i] = (i < mr ? i : mr - 1) * lda;                                        \
+        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1)                                                   \
+    }                                                                                                              \
+    __attribute__((target("avx512f"))) static void tile_a_avx512##SUF##_##NV(                                    \
+        int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr, bool load, \
+        const float *bias, const mrt_reg_epilogue *ep)                                                             \
+    {                                                                                                              \
+        if (ep) {                                                                                                  \
+            tile_a_avx512_ep##SUF##_##NV(kc, a, lda, b, c, ldc, mr, nr, load, bias, ep);                         \
+            return;                                                                                                \
+        }                                                                                                          \
+        const mrt_reg_epilogue *te = NULL;                                                                         \
+        int64_t aoff[MR];                                                                                          \
+        for (int i = 0; i < MR; i++) aoff[i] = (i < mr ? i : mr - 1) * lda;                                        \
+        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1)                                                   \
+    }
 TILE_AVX512(tile_avx512, 1, MR)
 TILE_AVX512(tile_avx512, 2, MR)
 TILE_AVX512(tile_avx512, 3, MR)
+TILE_A_AVX512(1, MR, _r8)
+TILE_A_AVX512(2, MR, _r8)
+TILE_A_AVX512(3, MR, _r8)
+TILE_A_AVX512(1, 1, _r1)
+TILE_A_AVX512(2, 1, _r1)
+TILE_A_AVX512(3, 1, _r1)
 TILE_AVX512(tile1_avx512, 1, 1)
 TILE_AVX512(tile1_avx512, 2, 1)
 TILE_AVX512(tile1_avx512, 3, 1)
@@ -310,6 +345,19 @@ TILE_ROWS_AVX512(3, , false)
 TILE_ROWS_AVX512(1, _acc, true)
 TILE_ROWS_AVX512(2, _acc, true)
 TILE_ROWS_AVX512(3, _acc, true)
+
+/* tile_avx512 with A read in place, rows lda floats apart */
+static void tile_a_avx512(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr,
+                          bool load, const float *bias, const mrt_reg_epilogue *te)
+{
+    if (mr == 1) {
+        if (nr > 32) tile_a_avx512_r1_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        else if (nr > 16) tile_a_avx512_r1_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        else tile_a_avx512_r1_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+    } else if (nr > 32) tile_a_avx512_r8_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+    else if (nr > 16) tile_a_avx512_r8_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+    else tile_a_avx512_r8_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+}
 
 static void tile_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr, int nr, bool load,
                         const float *bias, const mrt_reg_epilogue *te)
@@ -370,7 +418,9 @@ static tile_fn pick_tile(void)
 
 typedef struct sgemm_job {
     int64_t m, n, k;
-    const float *ap;        /* packed A */
+    const float *ap;        /* packed A, or NULL: */
+    const float *a_raw;     /* A read in place (AVX-512 tiles only), rows a_rs floats apart */
+    int64_t a_rs;
     const mrt_sgemm_b *b;
     const float *bp;        /* packed B (shared mode) */
     const mrt_sgemm_out *out;
@@ -470,8 +520,15 @@ static void cols_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j, i
         int panels = (int)min64(4, ceil_div(m1 - i0, MR));
         float acc[4][COLS_MAX][MR];
         memset(acc, 0, sizeof acc); /* each block's chains start from 0 */
-        cols(k1 - k0, jb->ap + a_offset(ceil_div(jb->m, MR), jb->k, i0 / MR, k0), MR * (k1 - k0), panels, bp, bs, nc,
-             acc);
+        const float *ap;
+        _Alignas(64) float a_copy[4 * MR * K_BLOCK];
+        if (jb->a_raw) { /* A in place: these panels' k block packed here, laid out as in a packed A */
+            pack_a_range(jb->a_raw + i0 * jb->a_rs + k0, jb->a_rs, 1, min64(m1 - i0, 4 * MR), k1 - k0, 0, panels, a_copy);
+            ap = a_copy;
+        } else {
+            ap = jb->ap + a_offset(ceil_div(jb->m, MR), jb->k, i0 / MR, k0);
+        }
+        cols(k1 - k0, ap, MR * (k1 - k0), panels, bp, bs, nc, acc);
         for (int64_t row = i0; row < min64(m1, i0 + 4 * MR); row++) {
             int p = (int)((row - i0) / MR), i = (int)((row - i0) % MR);
             float *c = o->c + row * o->ldc + j;
@@ -506,13 +563,20 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
         int64_t g1 = min64(m1, g + 4 * MR);
         for (int64_t i = g; i < g1; i += MR) {
             int mr = (int)min64(MR, g1 - i);
-            const float *ap = jb->ap + a_offset(ceil_div(jb->m, MR), jb->k, i / MR, k0);
+            const float *ap = jb->a_raw ? jb->a_raw + i * jb->a_rs + k0 : jb->ap + a_offset(ceil_div(jb->m, MR), jb->k, i / MR, k0);
             const float *bias = last && o->bias ? o->bias + i : NULL;
             for (int64_t j = j0, q = 0; j < jt; j += NR, q++) {
                 int nr = (int)min64(NR, j1 - j);
                 float *c = o->c + i * o->ldc + j;
                 mrt_reg_epilogue te;
                 bool with_ep = last && jb->tile_ep && mrt_reg_epilogue_of(o->ep, o->ep_channel0 + i, o->ep_at0 + i * o->ldc + j, &te);
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+                if (jb->a_raw) {
+                    tile_a_avx512(k1 - k0, ap, jb->a_rs, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias,
+                                  with_ep ? &te : NULL);
+                    continue;
+                }
+#endif
                 jb->tile(k1 - k0, ap, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias, with_ep ? &te : NULL);
             }
         }
@@ -687,6 +751,11 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     float *next = ws;
     if (a_packed) {
         jb.ap = a_packed;
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    } else if (tile == tile_avx512 && a_cs == 1) {
+        jb.a_raw = a_raw; /* read in place by tile_a_avx512 (and packed a few panels at a time for cols_block) */
+        jb.a_rs = a_rs;
+#endif
     } else {
         pack_a_job pj = {a_raw, a_rs, a_cs, m, k, next};
         mrt_parallel_for(ctx, ceil_div(m, MR), 1, pack_a_panels, &pj);

@@ -88,9 +88,10 @@ bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, 
    infer (sized for ctx->n_threads threads). */
 int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed, int n_threads);
 
-/* C = A * B (see above). a_packed: A packed with mrt_sgemm_pack_a, else a_raw with strides (a_rs, a_cs) is packed
-   into the workspace. ws: mrt_sgemm_workspace_floats floats (64-byte aligned). Threads: ctx's pool (ctx may be
-   NULL: one thread). */
+/* C = A * B (see above). a_packed: A packed with mrt_sgemm_pack_a, else a_raw with strides (a_rs, a_cs), which on
+   AVX-512 CPUs with a_cs = 1 the tiles read in place, and otherwise is packed into the workspace (which
+   mrt_sgemm_workspace_floats sizes for that case either way). ws: mrt_sgemm_workspace_floats floats (64-byte
+   aligned). Threads: ctx's pool (ctx may be NULL: one thread). */
 void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a_packed, const float *a_raw,
                int64_t a_rs, int64_t a_cs, const mrt_sgemm_b *b, const mrt_sgemm_out *out, float *ws);
 
