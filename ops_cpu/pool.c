@@ -254,6 +254,76 @@ static bool mp2d_avx512(const mrt_window *w)
 {
     return mrt_cpu_has_avx512f() && (w->stride[1] == 1 || w->stride[1] == 2) && w->kernel[1] <= MP_DIRECT_MAXKW;
 }
+
+/* Small planes at stride 1 whose output is the input's size (3x3 with pads of 1: GoogLeNet's and Inception's branch
+   pools at 28x28 down to 7x7): a row of 7 or 14 fills a vector badly, so the plane is taken as one flat array. The
+   row pass over each position's window rows (offset (kh - ph) W: inside the plane or -inf, as the rows mp2d_plane
+   skips), then the column pass over the row maxima, a tap at offset kw - pw being -inf where it leaves the row (as
+   the row buffer's padding): mp2d_plane's two passes, in its order, each later tap winning only when greater, NaN
+   winning (as mp2d_plane, returned as NAN). 1 thread, GoogLeNet's 3x3 pools: [1, 832, 7, 7] 0.081 -> 0.029 ms, [1, 512,
+   14, 14] 0.100 -> 0.057, [1, 256, 28, 28] 0.163 -> 0.104. */
+enum { MP_FLAT_MAX = 1024, MP_FLAT_MAXK = 8 }; /* positions per plane, kernel sides */
+
+static bool mp_flat_ok(const mrt_window *w)
+{
+    return mrt_cpu_has_avx512f() && w->stride[0] == 1 && w->stride[1] == 1 && w->out[0] == w->in[0] &&
+           w->out[1] == w->in[1] && w->in[0] * w->in[1] <= MP_FLAT_MAX && w->kernel[0] <= MP_FLAT_MAXK &&
+           w->kernel[1] <= MP_FLAT_MAXK;
+}
+
+/* y with x taken when x > y or x is NaN (a NaN y stays) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 mp_take(__m512 x, __m512 y)
+{
+    __mmask16 m = _mm512_cmp_ps_mask(x, y, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_mov_ps(y, m, x);
+}
+
+/* KH and KW constants where inlined with them (3x3: the tap loops unroll) */
+__attribute__((target("avx512f"), always_inline)) static inline void mp_flat_planes(const mp2d_job *j, int64_t begin,
+                                                                                   int64_t end, int64_t KH, int64_t KW)
+{
+    const mrt_window *w = j->w;
+    int64_t H = w->in[0], W = w->in[1], HW = H * W, ph = w->pad_begin[0], pw = w->pad_begin[1], nv = (HW + 15) / 16;
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), qnan = _mm512_set1_ps(NAN);
+    /* the taps' masks, the same for every plane: lane l of vector v is position 16 v + l; row tap kh is inside the
+       plane, column tap kw inside the position's row */
+    __mmask16 rmk[MP_FLAT_MAX / 16][MP_FLAT_MAXK], cmk[MP_FLAT_MAX / 16][MP_FLAT_MAXK];
+    for (int64_t v = 0; v < nv; v++) {
+        for (int64_t kh = 0; kh < KH; kh++) rmk[v][kh] = mrt_mask16_inside(16 * v + (kh - ph) * W, HW);
+        for (int64_t kw = 0; kw < KW; kw++) {
+            __mmask16 m = 0;
+            for (int l = 0; l < 16; l++) {
+                int64_t i = 16 * v + l, c = i % W + kw - pw;
+                if (i < HW && c >= 0 && c < W) m |= (__mmask16)(1u << l);
+            }
+            cmk[v][kw] = m;
+        }
+    }
+    _Alignas(64) float rm[MP_FLAT_MAX + 32]; /* the row pass, 16 floats of slack each side */
+    float *r = rm + 16;
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *x = j->x + pl * HW;
+        float *y = j->y + pl * HW;
+        for (int64_t v = 0; v < nv; v++) {
+            __m512 m = _mm512_mask_loadu_ps(ninf, rmk[v][0], x + 16 * v - ph * W);
+            for (int64_t kh = 1; kh < KH; kh++)
+                m = mp_take(_mm512_mask_loadu_ps(ninf, rmk[v][kh], x + 16 * v + (kh - ph) * W), m);
+            _mm512_store_ps(r + 16 * v, m);
+        }
+        for (int64_t v = 0; v < nv; v++) {
+            __m512 m = _mm512_mask_loadu_ps(ninf, cmk[v][0], r + 16 * v - pw);
+            for (int64_t kw = 1; kw < KW; kw++) m = mp_take(_mm512_mask_loadu_ps(ninf, cmk[v][kw], r + 16 * v + kw - pw), m);
+            m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q), qnan);
+            _mm512_mask_storeu_ps(y + 16 * v, mrt_mask16_first(HW - 16 * v), m);
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) static void mp_flat_range(const mp2d_job *j, int64_t begin, int64_t end)
+{
+    if (j->w->kernel[0] == 3 && j->w->kernel[1] == 3) mp_flat_planes(j, begin, end, 3, 3);
+    else mp_flat_planes(j, begin, end, j->w->kernel[0], j->w->kernel[1]);
+}
 #endif
 
 static void mp2d_range(void *arg, int64_t begin, int64_t end)
@@ -261,6 +331,10 @@ static void mp2d_range(void *arg, int64_t begin, int64_t end)
     const mp2d_job *j = arg;
     const mrt_window *w = j->w;
 #ifdef POOL_HAVE_AVX512
+    if (mp_flat_ok(w)) {
+        mp_flat_range(j, begin, end);
+        return;
+    }
     if (mp2d_avx512(w)) {
         for (int64_t pl = begin; pl < end; pl++)
             mp2d_plane_avx512(j, j->x + pl * w->in[0] * w->in[1], j->y + pl * w->out[0] * w->out[1]);

@@ -176,13 +176,21 @@ Test(fastpath, maxpool2d)
 {
     th_rng r;
     th_rng_init(&r, th_seed("fastpath.maxpool2d"));
-    /* fixed: ResNet's 3x3/2 pad 1, and the stride-1 / stride-3 loops */
+    /* fixed: ResNet's 3x3/2 pad 1, the stride-1 / stride-3 loops, and small same-size planes */
     static const fpool fixed[] = {
         {"MaxPool", 1, 4, 112, 112, 3, 3, 2, 2, {1, 1, 1, 1}, false, 0},
         {"MaxPool", 2, 3, 9, 10, 3, 2, 1, 1, {1, 0, 2, 1}, false, 3},
         {"MaxPool", 1, 2, 17, 16, 3, 3, 3, 3, {0, 2, 2, 0}, true, 2},
         {"MaxPool", 1, 2, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, 0},
         {"MaxPool", 1, 1, 4, 5000, 2, 2, 1, 1, {0, 0, 0, 0}, false, 1}, /* rows past the buffer: generic path */
+        /* stride 1, output the input's size, at most 1024 positions: the plane as one flat array (mp_flat_ok),
+           with symmetric and one-sided pads, one row, and the largest plane it takes */
+        {"MaxPool", 2, 3, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}, false, 2},
+        {"MaxPool", 1, 5, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}, false, 3},
+        {"MaxPool", 1, 2, 9, 10, 2, 2, 1, 1, {0, 1, 1, 0}, false, 1},
+        {"MaxPool", 1, 3, 6, 13, 5, 5, 1, 1, {2, 2, 2, 2}, false, 1},
+        {"MaxPool", 1, 2, 1, 40, 1, 3, 1, 1, {0, 1, 0, 1}, false, 1},
+        {"MaxPool", 1, 2, 32, 32, 3, 3, 1, 1, {1, 1, 1, 1}, true, 2},
     };
     run_pool_cases(&r, "MaxPool", fixed, sizeof fixed / sizeof fixed[0], 120, 3, 12);
 }
