@@ -735,6 +735,55 @@ Test(shape_ops, transpose)
     }
 }
 
+/* Transposes whose last two dims swap a contiguous axis with a strided one (NCHW <-> NHWC, a matrix transpose) of
+   4-byte elements go by 16 x 16 blocks in registers (ops_cpu/transform.c): sizes around and past 16 in both
+   axes, batch dims before them, float with NaN payloads and int32, against the index-map reference bit for bit,
+   on 1 and 2 threads. */
+Test(shape_ops, transpose_blocks_of_4_byte_elements)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("shape_ops::transpose_blocks"));
+    static const struct {
+        int rank;
+        int64_t shape[4];
+        int perm[4];
+    } cases[] = {
+        {4, {1, 96, 7, 9}, {0, 2, 3, 1}},  {4, {2, 5, 6, 33}, {0, 3, 1, 2}}, {2, {70, 33}, {1, 0}},
+        {2, {16, 16}, {1, 0}},             {3, {3, 17, 4}, {0, 2, 1}},       {3, {4, 5, 40}, {2, 1, 0}},
+        {4, {2, 3, 19, 21}, {1, 0, 3, 2}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        for (int t = 0; t < 2; t++) {
+            mrt_dtype dt = t ? MRT_DTYPE_INT32 : MRT_DTYPE_FLOAT;
+            int rank = cases[k].rank;
+            mrt_tensor x = rand_tensor(&r, dt, rank, cases[k].shape);
+            uint32_t *xb = x.data;
+            int64_t n = mrt_tensor_numel(&x);
+            for (int64_t i = 0; i < n; i += 7) xb[i] = 0x7fc00000u | (uint32_t)i; /* NaN payloads (as float) */
+            int64_t p64[4], out[MRT_MAX_RANK];
+            for (int i = 0; i < rank; i++) p64[i] = cases[k].perm[i];
+            int64_t *map = sref_transpose_map(rank, cases[k].shape, cases[k].perm, out);
+            mrt_tensor e = sref_apply_map(&x, rank, out, map, NULL);
+            for (int threads = 1; threads <= 2; threads++) {
+                th_case *c = th_begin("Transpose", "", 21);
+                th_input(c, &x);
+                th_attr_ints(c, "perm", rank, p64);
+                mrt_session_options o = mrt_session_options_default();
+                o.n_threads = threads;
+                mrt_tensor y;
+                cr_assert_eq(th_run_opt(c, &o, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+                cr_assert(mrt_tensor_numel(&y) == n && memcmp(y.data, e.data, (size_t)n * 4) == 0,
+                          "transpose %s %s case %zu, %d threads: not the reference's bits", mrt_dtype_name(dt),
+                          shape_str(rank, cases[k].shape), k, threads);
+                mrt_tensor_release(&y);
+                th_free(c);
+            }
+            free(map);
+            mrt_tensor_release(&e);
+            mrt_tensor_release(&x);
+        }
+}
+
 Test(shape_ops, concat)
 {
     th_rng r;
