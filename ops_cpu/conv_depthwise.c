@@ -316,21 +316,24 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 dw_load_t
 DW_DIRECT_ALL(0)
 DW_DIRECT_ALL(3)
 DW_DIRECT_ALL(5)
+DW_DIRECT_ALL(7)
 
 typedef void (*dw_direct_fn)(const dw_job *, const float *, const float *, float *, int64_t, int64_t, int64_t, float,
                              const mrt_reg_epilogue *);
 /* [any / 3x3 / 5x5 kernel][stride - 1][vectors - 1]: the 3x3 and 5x5 ones with the kernel size a constant, their
    tap loops unrolled (3x3 144@56 0.222 -> 0.208 ms, 3x3/2 96@112 0.318 -> 0.275 in minirt_kernels) */
-static const dw_direct_fn dw_direct_fns[3][2][4] = {
+static const dw_direct_fn dw_direct_fns[4][2][4] = {
     {{dw_direct_s1_1_k0, dw_direct_s1_2_k0, dw_direct_s1_3_k0, dw_direct_s1_4_k0},
      {dw_direct_s2_1_k0, dw_direct_s2_2_k0, dw_direct_s2_3_k0, dw_direct_s2_4_k0}},
     {{dw_direct_s1_1_k3, dw_direct_s1_2_k3, dw_direct_s1_3_k3, dw_direct_s1_4_k3},
      {dw_direct_s2_1_k3, dw_direct_s2_2_k3, dw_direct_s2_3_k3, dw_direct_s2_4_k3}},
     {{dw_direct_s1_1_k5, dw_direct_s1_2_k5, dw_direct_s1_3_k5, dw_direct_s1_4_k5},
      {dw_direct_s2_1_k5, dw_direct_s2_2_k5, dw_direct_s2_3_k5, dw_direct_s2_4_k5}},
+    {{dw_direct_s1_1_k7, dw_direct_s1_2_k7, dw_direct_s1_3_k7, dw_direct_s1_4_k7},
+     {dw_direct_s2_1_k7, dw_direct_s2_2_k7, dw_direct_s2_3_k7, dw_direct_s2_4_k7}},
 };
 
-/* The same outputs as DW_DIRECT for kernels of K x K (3 or 5) with row stride SH (1 or 2) and row dilation 1,
+/* The same outputs as DW_DIRECT for kernels of K x K (3, 5 or 7) with row stride SH (1 or 2) and row dilation 1,
    input row by input row: each loaded input vector serves every output row of the block that reads it (up to
    K / SH of the R rows) instead of one, so there are about half the loads per fma (the direct kernel is bound by
    its loads: 3x3 144@56 0.207 -> 0.13 ms). For an output row r, input row p of the block is tap row kh = p - SH r,
@@ -378,13 +381,16 @@ DW_REUSE_NV(1, 5, 1)
 DW_REUSE_NV(2, 5, 1)
 DW_REUSE_NV(1, 5, 2)
 DW_REUSE_NV(2, 5, 2)
+DW_REUSE_NV(1, 7, 1)
+DW_REUSE_NV(2, 7, 1)
 #define DW_REUSE_FNS(S, K, SH)                                                                                     \
     {dw_reuse_s##S##_1_k##K##_h##SH, dw_reuse_s##S##_2_k##K##_h##SH, dw_reuse_s##S##_3_k##K##_h##SH,               \
      dw_reuse_s##S##_4_k##K##_h##SH}
-/* [3x3 / 5x5][row stride - 1][column stride - 1][vectors - 1] */
-static const dw_direct_fn dw_reuse_fns[2][2][2][4] = {
+/* [3x3 / 5x5 / 7x7][row stride - 1][column stride - 1][vectors - 1]; 7x7 at row stride 2 (rare) takes DW_DIRECT */
+static const dw_direct_fn dw_reuse_fns[3][2][2][4] = {
     {{DW_REUSE_FNS(1, 3, 1), DW_REUSE_FNS(2, 3, 1)}, {DW_REUSE_FNS(1, 3, 2), DW_REUSE_FNS(2, 3, 2)}},
     {{DW_REUSE_FNS(1, 5, 1), DW_REUSE_FNS(2, 5, 1)}, {DW_REUSE_FNS(1, 5, 2), DW_REUSE_FNS(2, 5, 2)}},
+    {{DW_REUSE_FNS(1, 7, 1), DW_REUSE_FNS(2, 7, 1)}, {{NULL}, {NULL}}},
 };
 
 /* One plane straight from the input (see the top of the file), in column blocks of up to 64. The epilogue
@@ -400,14 +406,15 @@ static bool dw_plane_direct(const dw_job *j, int64_t plane, bool with_epilogue)
     mrt_reg_epilogue re;
     bool in_regs = mrt_reg_epilogue_of(j->ep, c, plane * j->OH * OW, &re);
     int64_t rows = in_regs ? j->OH : OW >= 4096 ? 1 : 4096 / OW;
-    int kind = j->KH == 3 && j->KW == 3 ? 1 : j->KH == 5 && j->KW == 5 ? 2 : 0;
+    int kind = j->KH == 3 && j->KW == 3 ? 1 : j->KH == 5 && j->KW == 5 ? 2 : j->KH == 7 && j->KW == 7 ? 3 : 0;
     for (int64_t oh0 = 0; oh0 < j->OH; oh0 += rows) {
         int64_t oh1 = oh0 + rows < j->OH ? oh0 + rows : j->OH;
         for (int64_t ow0 = 0; ow0 < OW; ow0 += 64) {
             int64_t nv = (OW - ow0 + 15) / 16;
             int iv = (nv > 4 ? 4 : (int)nv) - 1;
-            if (kind && j->dh == 1 && j->sh <= 2)
-                dw_reuse_fns[kind - 1][j->sh - 1][j->sw - 1][iv](j, xp, wp, yp, oh0, oh1, ow0, bias, in_regs ? &re : NULL);
+            dw_direct_fn reuse = kind && j->dh == 1 && j->sh <= 2 ? dw_reuse_fns[kind - 1][j->sh - 1][j->sw - 1][iv] : NULL;
+            if (reuse)
+                reuse(j, xp, wp, yp, oh0, oh1, ow0, bias, in_regs ? &re : NULL);
             else
                 dw_direct_fns[kind][j->sw - 1][iv](j, xp, wp, yp, oh0, oh1, ow0, bias, in_regs ? &re : NULL);
         }
@@ -472,28 +479,23 @@ __attribute__((target("avx512f"), always_inline)) static inline void dw_ch_compu
                                                                                   const int64_t *toff, int64_t taps,
                                                                                   int64_t sw, const dw_ch_epilogue *e)
 {
-    for (int64_t oh = 0; oh < j->OH; oh++) {
-        const float *row = xs + oh * j->sh * Wp * DW_CH;
-        float *ar = acc + oh * j->OW * DW_CH;
-        int64_t ow = 0;
-        for (; ow + DW_CH_POS <= j->OW; ow += DW_CH_POS) {
-            __m512 a[DW_CH_POS];
-            for (int p = 0; p < DW_CH_POS; p++) a[p] = bias;
-            for (int64_t k = 0; k < taps; k++) {
-                __m512 wv = _mm512_load_ps(wt + k * DW_CH);
-                const float *src = row + (ow * sw + toff[k]) * DW_CH;
-                for (int p = 0; p < DW_CH_POS; p++)
-                    a[p] = _mm512_fmadd_ps(wv, _mm512_load_ps(src + p * sw * DW_CH), a[p]);
-            }
-            for (int p = 0; p < DW_CH_POS; p++) _mm512_store_ps(ar + (ow + p) * DW_CH, dw_ch_finish(e, a[p]));
+    /* the positions in row-major order, DW_CH_POS at a time across row ends (a 7-wide row alone would leave three
+       chains in flight, then a single one), the last group's missing positions computed again from the last one
+       and not stored */
+    int64_t n = j->OH * j->OW, oh = 0, ow = 0;
+    for (int64_t q = 0; q < n; q += DW_CH_POS) {
+        const float *src[DW_CH_POS];
+        for (int p = 0; p < DW_CH_POS; p++) {
+            src[p] = xs + (oh * j->sh * Wp + ow * sw) * DW_CH;
+            if (q + p + 1 < n && ++ow == j->OW) ow = 0, oh++;
         }
-        for (; ow < j->OW; ow++) {
-            __m512 a = bias;
-            for (int64_t k = 0; k < taps; k++)
-                a = _mm512_fmadd_ps(_mm512_load_ps(wt + k * DW_CH), _mm512_load_ps(row + (ow * sw + toff[k]) * DW_CH),
-                                    a);
-            _mm512_store_ps(ar + ow * DW_CH, dw_ch_finish(e, a));
+        __m512 a[DW_CH_POS];
+        for (int p = 0; p < DW_CH_POS; p++) a[p] = bias;
+        for (int64_t k = 0; k < taps; k++) {
+            __m512 wv = _mm512_load_ps(wt + k * DW_CH);
+            for (int p = 0; p < DW_CH_POS; p++) a[p] = _mm512_fmadd_ps(wv, _mm512_load_ps(src[p] + toff[k] * DW_CH), a[p]);
         }
+        for (int p = 0; p < DW_CH_POS && q + p < n; p++) _mm512_store_ps(acc + (q + p) * DW_CH, dw_ch_finish(e, a[p]));
     }
 }
 
@@ -552,6 +554,7 @@ __attribute__((target("avx512f"))) static void dw_channels_range(void *arg, int6
         else if (taps == 9 && j->KW == 3 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 9, 2, &e);
         else if (taps == 25 && j->KW == 5 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 1, &e);
         else if (taps == 25 && j->KW == 5 && j->sw == 2) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 25, 2, &e);
+        else if (taps == 49 && j->KW == 7 && j->sw == 1) dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, 49, 1, &e);
         else dw_ch_compute(j, xs, acc, wt, bias, g.Wp, toff, taps, j->sw, &e);
         /* back to the channels' planes, 16 positions at a time */
         float *y0 = j->y + (img * j->C + c0) * ohw;

@@ -214,6 +214,13 @@ Test(depthwise, fixed_shapes)
         /* a plane larger than one band (several bands, halo rows copied twice) */
         {1, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         {1, 2, 131, 97, 7, 7, 3, 2, 2, 1, {3, 1, 0, 2}, true},
+        /* 7x7 (ConvNeXt): the row kernel's input-row-major instances at row stride 1 (column strides 1 and 2),
+           the direct one at row stride 2, and the channels-as-lanes path on 14x14 and 7x7 planes */
+        {1, 3, 56, 56, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},
+        {1, 2, 28, 30, 7, 7, 1, 2, 1, 1, {3, 3, 3, 3}, false},
+        {1, 2, 40, 41, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, true},
+        {1, 20, 14, 14, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},
+        {2, 17, 7, 7, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},
         /* rows too wide for the stack buffer: the bounds-checked fallback */
         {1, 2, 4, 9000, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         {1, 2, 3, 7000, 3, 5, 1, 2, 1, 2, {0, 2, 1, 2}, true},
@@ -328,6 +335,8 @@ Test(depthwise, fused_epilogue)
         {2, 40, 7, 7, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},    /* epilogue groups crossing images */
         {2, 5, 28, 30, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},   /* direct, planes of < 4096 outputs in groups */
         {1, 3, 57, 40, 3, 3, 2, 2, 1, 1, {1, 0, 1, 1}, true},   /* direct, stride 2, a partial last vector */
+        {1, 20, 14, 14, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},  /* channels as lanes, 7x7 */
+        {1, 3, 28, 28, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},   /* direct, 7x7 input-row-major */
         {1, 2, 3, 7000, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},  /* the fallback */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
