@@ -35,6 +35,8 @@ typedef struct mrt_step {
     bool prepared_at_run;        /* dynamic step: prepare ran at its first run (MRT_KERNEL_PREPARE_FROM_CONSTANTS) */
     struct mrt_fusion *fusion;   /* Conv/Gemm with element-wise successors fused into it (engine/fuse.c), or NULL */
     int fused_into;              /* >= 0: this step's work is done by that step (it is skipped); else -1 */
+    bool inputs_in_output;       /* a Concat some of whose inputs were planned inside its output (plan_storage):
+                                    its output is not zero-filled, and those inputs are not copied */
 } mrt_step;
 
 typedef struct mrt_session mrt_session;
@@ -88,7 +90,7 @@ typedef struct mrt_exec {
     mrt_child_exec *children;
     int n_children, cap_children;
     /* statistics of the last plan */
-    int nodes_before, nodes_after, inplace_count, fused_count;
+    int nodes_before, nodes_after, inplace_count, fused_count, concat_inputs_in_place;
     size_t naive_bytes, lower_bound_bytes;
     double plan_ms;
 } mrt_exec;

@@ -263,6 +263,109 @@ Test(planner, softmax_family_runs_in_place_over_a_dying_input)
     mrt_tensor_release(&x);
 }
 
+/* Concat inputs planned inside the Concat's output (engine/session.c, place_concat_inputs): each case runs with the
+   memory plan and without it (every value its own buffer, the Concat copying all), and must give the same bits
+   on every output, with the expected number of inputs written in place. */
+typedef struct concat_case {
+    const char *what;
+    int64_t shape[4];
+    int rank;
+    int expect;    /* Concat inputs written in place */
+    int variant;
+} concat_case;
+
+static mrt_model *concat_model(const concat_case *cc)
+{
+    mrt_model *m = empty_model(13, (const char *[]){"x", NULL});
+    mrt_graph *g = m->graph;
+    mrt_node *n;
+    mrt_graph_add_node(g, "a", "Neg", "", 1, (const char *[]){"x"}, 1, (const char *[]){"a"}, &n);
+    mrt_graph_add_node(g, "b", "Relu", "", 1, (const char *[]){"x"}, 1, (const char *[]){"b"}, &n);
+    mrt_graph_add_node(g, "c", "Sigmoid", "", 1, (const char *[]){"x"}, 1, (const char *[]){"c"}, &n);
+    switch (cc->variant) {
+    case 0: /* three branches, each read by the Concat alone */
+        mrt_graph_add_node(g, "cat", "Concat", "", 3, (const char *[]){"a", "b", "c"}, 1, (const char *[]){"y"}, &n);
+        break;
+    case 1: /* a is read after the Concat too (by a node that needs the Concat's output), so it stays out */
+        mrt_graph_add_node(g, "cat", "Concat", "", 3, (const char *[]){"a", "b", "c"}, 1, (const char *[]){"y"}, &n);
+        mrt_node_add_attr_int(n, "axis", 1);
+        mrt_graph_add_node(g, "max", "ReduceMax", "", 1, (const char *[]){"y"}, 1, (const char *[]){"ymax"}, &n);
+        mrt_graph_add_node(g, "late", "Mul", "", 2, (const char *[]){"a", "ymax"}, 1, (const char *[]){"late"}, &n);
+        mrt_graph_add_output(g, "late", NULL, NULL);
+        n = NULL;
+        break;
+    case 2: /* nested: Concat(Concat(a, b), c) */
+        mrt_graph_add_node(g, "cat1", "Concat", "", 2, (const char *[]){"a", "b"}, 1, (const char *[]){"ab"}, &n);
+        mrt_node_add_attr_int(n, "axis", 1);
+        mrt_graph_add_node(g, "cat", "Concat", "", 2, (const char *[]){"ab", "c"}, 1, (const char *[]){"y"}, &n);
+        break;
+    case 4: /* a chain of values computed between the first branch and the Concat, free to reuse memory unless the
+               output's block is known to hold a from its producer on */
+        mrt_graph_add_node(g, "t1", "Relu", "", 1, (const char *[]){"c"}, 1, (const char *[]){"t1"}, &n);
+        mrt_graph_add_node(g, "t2", "Neg", "", 1, (const char *[]){"t1"}, 1, (const char *[]){"t2"}, &n);
+        mrt_graph_add_node(g, "t3", "Sigmoid", "", 1, (const char *[]){"t2"}, 1, (const char *[]){"t3"}, &n);
+        mrt_graph_add_node(g, "t4", "Neg", "", 1, (const char *[]){"t3"}, 1, (const char *[]){"t4"}, &n);
+        mrt_graph_add_node(g, "cat", "Concat", "", 2, (const char *[]){"a", "t4"}, 1, (const char *[]){"y"}, &n);
+        break;
+    default: /* the same input twice, and a graph input */
+        mrt_graph_add_node(g, "cat", "Concat", "", 4, (const char *[]){"a", "a", "x", "b"}, 1, (const char *[]){"y"}, &n);
+        break;
+    }
+    if (n && !mrt_node_attr(n, "axis")) mrt_node_add_attr_int(n, "axis", 1);
+    mrt_graph_add_node(g, "neg", "Neg", "", 1, (const char *[]){"y"}, 1, (const char *[]){"out"}, &n);
+    mrt_graph_add_output(g, "out", NULL, NULL);
+    return m;
+}
+
+Test(planner, concat_inputs_written_in_place_give_the_same_bits)
+{
+    static const concat_case cases[] = {
+        {"three branches", {1, 4, 8, 8}, 4, 3, 0},
+        {"an input read later", {1, 4, 8, 8}, 4, 2, 1},
+        {"nested Concats", {1, 4, 8, 8}, 4, 4, 2},
+        {"an input twice (its first place only), a graph input", {1, 4, 8, 8}, 4, 2, 3},
+        {"a chain computed between", {1, 4, 8, 8}, 4, 2, 4},
+        {"batch 2: blocks interleave", {2, 4, 8, 8}, 4, 0, 0},
+        {"60-byte blocks: the second and third start off the alignment", {1, 3, 5}, 3, 1, 0},
+    };
+    th_rng rng;
+    th_rng_init(&rng, th_seed("planner.concat_in_place"));
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const concat_case *cc = &cases[k];
+        mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, cc->rank, cc->shape, -3, 3);
+        mrt_tensor got[2][2];
+        int n_out = cc->variant == 1 ? 2 : 1;
+        for (int plan = 0; plan < 2; plan++) {
+            mrt_model *m = concat_model(cc);
+            mrt_session_options opt = mrt_session_options_default();
+            opt.no_mem_plan = plan == 0;
+            mrt_session *s;
+            cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+            const char *name = "x";
+            mrt_value v = mrt_value_from_tensor(x);
+            for (int run = 0; run < 2; run++) /* a second run reuses the plan */
+                cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", cc->what, mrt_last_error());
+            mrt_session_stats st;
+            mrt_session_get_stats(s, &st);
+            if (plan) cr_assert_eq(st.concat_inputs_in_place, cc->expect, "%s: %d Concat inputs in place, want %d", cc->what,
+                                   st.concat_inputs_in_place, cc->expect);
+            else cr_assert_eq(st.concat_inputs_in_place, 0, "%s: none without the memory plan", cc->what);
+            for (int o = 0; o < n_out; o++)
+                cr_assert_eq(mrt_tensor_copy(&got[plan][o], &mrt_session_output(s, o)->tensor), MRT_STATUS_OK);
+            mrt_session_free(s);
+            mrt_model_free(m);
+        }
+        for (int o = 0; o < n_out; o++) {
+            int64_t nb = (int64_t)mrt_tensor_nbytes(&got[0][o]);
+            cr_assert(nb == (int64_t)mrt_tensor_nbytes(&got[1][o]) && memcmp(got[0][o].data, got[1][o].data, (size_t)nb) == 0,
+                      "%s: output %d differs from the run without the memory plan", cc->what, o);
+            mrt_tensor_release(&got[0][o]);
+            mrt_tensor_release(&got[1][o]);
+        }
+        mrt_tensor_release(&x);
+    }
+}
+
 /* A kernel workspace beyond the allocation limit is refused at plan time naming the node, not later as an
    anonymous arena too large to allocate (a 30x30 kernel over 60x60: 3.5 MB of im2col for 4 KB of output). */
 Test(planner, workspace_over_the_allocation_limit_names_the_node)

@@ -123,10 +123,10 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
         if (st.function_nodes)
             fprintf(stderr, "functions: %d nodes run through an ONNX function body\n", st.function_nodes);
         fprintf(stderr, "memory: arena %zu bytes, naive %zu bytes (%.1f%%), liveness lower bound %zu bytes (arena/bound %.3f), "
-                "in-place %d\n",
+                "in-place %d, Concat inputs written in place %d\n",
                 st.arena_peak_bytes, st.naive_bytes, st.naive_bytes ? 100.0 * (double)st.arena_peak_bytes / (double)st.naive_bytes : 0.0,
                 st.lower_bound_bytes, st.lower_bound_bytes ? (double)st.arena_peak_bytes / (double)st.lower_bound_bytes : 0.0,
-                st.inplace_count);
+                st.inplace_count, st.concat_inputs_in_place);
         if (st.dynamic_nodes)
             fprintf(stderr, "run-time tensors: %d nodes with shapes known only at run time, their outputs at most %zu bytes "
                     "alive at once\n", st.dynamic_nodes, st.run_peak_bytes);
@@ -139,10 +139,12 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
         }
         fprintf(f,
                 "{\"nodes_before\": %d, \"nodes_after\": %d, \"arena_peak_bytes\": {\"cpu\": %zu}, "
-                "\"naive_bytes\": %zu, \"lower_bound_bytes\": %zu, \"inplace_count\": %d, \"plan_ms\": %.6f, "
+                "\"naive_bytes\": %zu, \"lower_bound_bytes\": %zu, \"inplace_count\": %d, \"concat_inputs_in_place\": %d, "
+                "\"plan_ms\": %.6f, "
                 "\"dynamic_nodes\": %d, \"function_nodes\": %d, \"fused_nodes\": %d, \"run_peak_bytes\": %zu}\n",
                 st.nodes_before, st.nodes_after, st.arena_peak_bytes, st.naive_bytes, st.lower_bound_bytes,
-                st.inplace_count, st.plan_ms, st.dynamic_nodes, st.function_nodes, st.fused_nodes, st.run_peak_bytes);
+                st.inplace_count, st.concat_inputs_in_place, st.plan_ms, st.dynamic_nodes, st.function_nodes,
+                st.fused_nodes, st.run_peak_bytes);
         if (fclose(f) != 0) {
             cli_error("error writing '%s'", json_path);
             return MRT_EXIT_ERROR;

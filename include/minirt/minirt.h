@@ -237,6 +237,7 @@ typedef struct mrt_session_stats {
     size_t naive_bytes;            /* sum of all intermediate sizes */
     size_t lower_bound_bytes;      /* max over steps of the bytes alive at once (planned values) */
     int inplace_count;
+    int concat_inputs_in_place;    /* Concat inputs written by their producers straight into the Concat's output */
     double plan_ms;
     int function_nodes;            /* nodes run through an ONNX function body (no kernel, or expand_functions) */
     int fused_nodes;               /* nodes run inside another node's kernel (fusion) */
