@@ -191,6 +191,13 @@ Test(fastpath, maxpool2d)
         {"MaxPool", 1, 3, 6, 13, 5, 5, 1, 1, {2, 2, 2, 2}, false, 1},
         {"MaxPool", 1, 2, 1, 40, 1, 3, 1, 1, {0, 1, 0, 1}, false, 1},
         {"MaxPool", 1, 2, 32, 32, 3, 3, 1, 1, {1, 1, 1, 1}, true, 2},
+        /* output rows of more than 16: the two passes through a row buffer (mp_rows_range), strides 1 and 2,
+           kernels up to 9 wide, ceil mode, one-sided pads */
+        {"MaxPool", 1, 3, 37, 61, 3, 3, 2, 2, {0, 1, 1, 0}, true, 3},
+        {"MaxPool", 1, 2, 40, 45, 3, 3, 1, 1, {1, 1, 1, 1}, false, 2},
+        {"MaxPool", 1, 2, 34, 50, 2, 2, 2, 2, {0, 0, 0, 0}, false, 1},
+        {"MaxPool", 1, 2, 20, 30, 9, 9, 1, 1, {4, 4, 4, 4}, false, 2},
+        {"MaxPool", 2, 2, 9, 33, 5, 2, 1, 1, {2, 1, 2, 0}, true, 2},
     };
     run_pool_cases(&r, "MaxPool", fixed, sizeof fixed / sizeof fixed[0], 120, 3, 12);
 }
