@@ -96,6 +96,12 @@ typedef struct mrt_epilogue {
 typedef struct mrt_prologue {
     const float *scale;
     int64_t batch_stride, channel_stride; /* 0 where s is broadcast along that axis */
+    /* Or a Pad of x's two spatial axes with zeros (no cropping) whose only reader is a 2-D AveragePool without pads
+       of its own (engine/fuse.c): the pool reads x and takes these as its pads, counted in every window
+       (count_include_pad), which is what the explicit zeros were. Its sums in double start from +0, so leaving out
+       the zero taps changes no bit. pads: top, left, bottom, right. */
+    bool pad;
+    int64_t pads[4];
 } mrt_prologue;
 
 #ifdef __cplusplus

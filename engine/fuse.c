@@ -1,7 +1,8 @@
 /* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
  * Sigmoid+Mul (SiLU) | HardSwish | GELU written out (Div, Erf, Add, Mul, Mul)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
- * activations], float32, each link the only reader of the value before it; and before a pointwise Conv, a
- * per-channel Mul(x, s) that only the Conv reads (mrt_prologue). */
+ * activations], float32, each link the only reader of the value before it; before a pointwise Conv, a
+ * per-channel Mul(x, s) that only the Conv reads, and before a 2-D AveragePool, a zero Pad that only it reads
+ * (mrt_prologue). */
 #include "engine/fuse.h"
 
 #include <float.h>
@@ -404,6 +405,78 @@ static void fuse_input_scale(fuse_scan *fs, int c, uint8_t *fused_away)
     }
 }
 
+/* The zero pads of Pad step p (mode constant, value 0, only the last two of four axes, none negative) into
+   pads[4] = {top, left, bottom, right}; false when it is not such a Pad. Opset 2-10 take pads and value as
+   attributes, 11 on as inputs (constants); an axes input (18 on) is not taken. */
+static bool zero_pad_2d(const mrt_exec *e, int p, int64_t pads[4])
+{
+    const mrt_node *nd = node_of(e, p);
+    int64_t opset = e->steps[p].opset;
+    if (!is_op(nd, "Pad") || opset < 2 || nd->n_outputs < 1) return false;
+    const mrt_attr *mode = mrt_node_attr(nd, "mode");
+    if (mode && (mode->type != MRT_ATTR_STRING || strcmp(mode->s, "constant") != 0)) return false;
+    int64_t all[8];
+    if (opset < 11) {
+        const mrt_attr *pa = mrt_node_attr(nd, "pads"), *va = mrt_node_attr(nd, "value");
+        if (!pa || pa->type != MRT_ATTR_INTS || pa->n != 8) return false;
+        if (va && (va->type != MRT_ATTR_FLOAT || va->f != 0.0f)) return false;
+        memcpy(all, pa->ints, sizeof all);
+    } else {
+        if (nd->n_inputs < 2 || (nd->n_inputs >= 4 && nd->inputs[3] >= 0)) return false;
+        int pv = nd->inputs[1], cv = nd->n_inputs >= 3 ? nd->inputs[2] : -1;
+        if (!is_const(e, pv) || e->vals[pv].kind != MRT_VALUE_TENSOR || e->vals[pv].tensor.dtype != MRT_DTYPE_INT64 ||
+            mrt_tensor_numel(&e->vals[pv].tensor) != 8 || !e->vals[pv].tensor.data)
+            return false;
+        if (cv >= 0) {
+            if (!is_const(e, cv) || e->vals[cv].kind != MRT_VALUE_TENSOR || e->vals[cv].tensor.dtype != MRT_DTYPE_FLOAT ||
+                mrt_tensor_numel(&e->vals[cv].tensor) != 1 || !e->vals[cv].tensor.data ||
+                ((const float *)e->vals[cv].tensor.data)[0] != 0.0f)
+                return false;
+        }
+        memcpy(all, e->vals[pv].tensor.data, sizeof all);
+    }
+    if (all[0] || all[1] || all[4] || all[5]) return false;
+    for (int i = 0; i < 8; i++)
+        if (all[i] < 0) return false;
+    pads[0] = all[2], pads[1] = all[3], pads[2] = all[6], pads[3] = all[7];
+    return true;
+}
+
+/* Pad(x) -> m read by AveragePool step a alone (2-D float, no pads, auto_pad or dilations of its own): fuse the Pad
+   into a as zero pads counted in its windows (mrt_prologue). */
+static void fuse_input_pad(fuse_scan *fs, int a, uint8_t *fused_away)
+{
+    mrt_exec *e = fs->e;
+    mrt_step *ast = &e->steps[a];
+    const mrt_node *an = node_of(e, a);
+    if (!fusable_step(ast) || !ast->kernel || !(ast->kernel->flags & MRT_KERNEL_INPUT_PAD) || !is_op(an, "AveragePool") ||
+        an->n_inputs < 1 || !ints_all(an, "pads", 0) || !ints_all(an, "dilations", 1))
+        return;
+    const mrt_attr *ap = mrt_node_attr(an, "auto_pad");
+    if (ap && (ap->type != MRT_ATTR_STRING || strcmp(ap->s, "NOTSET") != 0)) return;
+    int m = an->inputs[0];
+    if (!plain_value(fs, m) || fs->readers[m] != 1) return;
+    int p = fs->producer[m];
+    int64_t pads[4];
+    if (p < 0 || !fusable_step(&e->steps[p]) || node_of(e, p)->outputs[0] != m || !zero_pad_2d(e, p, pads)) return;
+    int x = node_of(e, p)->inputs[0];
+    const mrt_tensor *mt = &e->vals[m].tensor;
+    if (!ready_tensor(e, x, MRT_DTYPE_FLOAT) || e->vals[x].tensor.rank != 4 || mt->rank != 4) return;
+    const mrt_tensor *xt = &e->vals[x].tensor;
+    if (xt->shape[0] != mt->shape[0] || xt->shape[1] != mt->shape[1] || xt->shape[2] + pads[0] + pads[2] != mt->shape[2] ||
+        xt->shape[3] + pads[1] + pads[3] != mt->shape[3])
+        return;
+    mrt_fusion *f = fusion_new();
+    if (!f) return; /* no fusion: the nodes run on their own */
+    f->out_value = an->outputs[0];
+    f->in_value = x;
+    f->pro.pad = true;
+    memcpy(f->pro.pads, pads, sizeof pads);
+    ast->fusion = f;
+    e->steps[p].fused_into = a;
+    fused_away[m] = 1;
+}
+
 mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away)
 {
     const mrt_graph *g = e->graph;
@@ -439,6 +512,7 @@ mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away
         if (!other_outputs) st->fusion = grow_chain(&fs, s, fused_away);
     }
     for (int s = 0; s < e->n_steps; s++) fuse_input_scale(&fs, s, fused_away);
+    for (int s = 0; s < e->n_steps; s++) fuse_input_pad(&fs, s, fused_away);
     free(fs.readers);
     free(fs.reader);
     free(fs.producer);

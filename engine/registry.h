@@ -64,6 +64,9 @@ enum {
        or data), so a step whose shapes are only known at run time (dynamic: after NonZero, NMS, a Loop) prepares
        at its first run and keeps the result: the heads of a detector pack their weights once, not every run */
     MRT_KERNEL_PREPARE_FROM_CONSTANTS = 1u << 2,
+    /* run applies ctx->prologue's zero pads of input 0 (engine/epilogue.h) whenever they are set: a Pad read only by
+       this node may be fused into it */
+    MRT_KERNEL_INPUT_PAD = 1u << 3,
 };
 
 /* Static tables: each family file defines `const mrt_opdef mrt_opdefs_<family>[]` / `const mrt_kernel

@@ -701,7 +701,7 @@ static mrt_status plan_storage(mrt_exec *e)
         const mrt_fusion *f = step->fusion;
         for (int i = 0; f && f->in_value >= 0 && i < 2; i++) {
             int v = i == 0 ? f->in_value : f->scale_value;
-            if (mv[v].size && s > mv[v].last_use) mv[v].last_use = s;
+            if (v >= 0 && mv[v].size && s > mv[v].last_use) mv[v].last_use = s;
         }
     }
     e->naive_bytes = naive;
@@ -790,7 +790,8 @@ static mrt_status plan_release_points(mrt_exec *e)
             if (v >= 0) last[v] = s;
         }
         const mrt_fusion *f = step->fusion;
-        for (int i = 0; f && f->in_value >= 0 && i < 2; i++) last[i == 0 ? f->in_value : f->scale_value] = s;
+        for (int i = 0; f && f->in_value >= 0 && i < 2; i++)
+            if ((i == 0 ? f->in_value : f->scale_value) >= 0) last[i == 0 ? f->in_value : f->scale_value] = s;
     }
     for (int i = 0; !st && i < g->n_outputs; i++) last[g->outputs[i]] = -1;
     int n = 0;
@@ -1085,7 +1086,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
                 mrt_fusion_bind(e, f);
                 b.out[0] = &e->vals[f->out_value];
                 ctx.epilogue = f->ep.n_ops ? &f->ep : NULL;
-                if (f->in_value >= 0) { /* and reads the fused Mul's input, scaling it as it goes */
+                if (f->in_value >= 0) { /* and reads the fused Mul's or Pad's input, scaling or padding it as it goes */
                     b.in[0] = &e->vals[f->in_value];
                     ctx.prologue = &f->pro;
                 }

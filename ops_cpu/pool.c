@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/epilogue.h"
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
 #include "ops_cpu/linear.h"
@@ -690,10 +691,80 @@ __attribute__((target("avx512f"))) static void ap_row_s2(const ap2d_job *j, cons
 }
 #endif
 
+#ifdef POOL_HAVE_AVX512
+/* Small planes at stride 1 whose output is the input's size (3x3 with pads of 1: Inception's branch pools, whose
+   Pad is fused in): taken as one flat array, as mp_flat_range does. Each output's taps in (kh, kw) order from
+   masked loads, a tap outside the plane or leaving its row loaded as 0: the sum in double starts from +0 and
+   never becomes -0, so adding those zeros changes no bit of ap_one's sum over the valid taps. The divisor per
+   position (dim_taps: with count_include_pad the taps inside the padded input, else the valid ones) and the taps'
+   masks are worked out once per call. The row kernel took the padded columns one output at a time (ap_one): on
+   Inception's 17x17 and 8x8 planes with their Pads fused, slower than the Pads it saved. */
+enum { AP_FLAT_MAX = 2048, AP_FLAT_MAXK = 8 };
+
+static bool ap_flat_ok(const mrt_window *w)
+{
+    return mrt_cpu_has_avx512f() && w->stride[0] == 1 && w->stride[1] == 1 && w->dilation[0] == 1 &&
+           w->dilation[1] == 1 && w->out[0] == w->in[0] && w->out[1] == w->in[1] &&
+           w->in[0] * w->in[1] <= AP_FLAT_MAX && w->kernel[0] <= AP_FLAT_MAXK && w->kernel[1] <= AP_FLAT_MAXK;
+}
+
+__attribute__((target("avx512f"))) static void ap_flat_range(const ap2d_job *j, int64_t begin, int64_t end)
+{
+    const mrt_window *w = j->w;
+    int64_t H = w->in[0], W = w->in[1], HW = H * W, KH = w->kernel[0], KW = w->kernel[1];
+    int64_t ph = w->pad_begin[0], pw = w->pad_begin[1], nv = (HW + 15) / 16;
+    __mmask16 tm[AP_FLAT_MAX / 16][AP_FLAT_MAXK * AP_FLAT_MAXK];
+    _Alignas(64) double den[AP_FLAT_MAX];
+    for (int64_t i = HW; i < 16 * nv; i++) den[i] = 1.0; /* lanes past the plane: computed, not stored */
+    for (int64_t i = 0; i < HW; i++) {
+        int64_t s, lo, hi, pad, n = 1;
+        dim_taps(w, 0, i / W, &s, &lo, &hi, &pad);
+        n *= j->include_pad ? pad : hi - lo;
+        dim_taps(w, 1, i % W, &s, &lo, &hi, &pad);
+        n *= j->include_pad ? pad : hi - lo;
+        den[i] = (double)n;
+    }
+    for (int64_t v = 0; v < nv; v++)
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                __mmask16 m = 0;
+                for (int l = 0; l < 16; l++) {
+                    int64_t i = 16 * v + l, r = i / W + kh - ph, c = i % W + kw - pw;
+                    if (i < HW && r >= 0 && r < H && c >= 0 && c < W) m |= (__mmask16)(1u << l);
+                }
+                tm[v][kh * KW + kw] = m;
+            }
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *x = j->x + pl * HW;
+        float *y = j->y + pl * HW;
+        for (int64_t v = 0; v < nv; v++) {
+            __m512d lo = _mm512_setzero_pd(), hi = lo;
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    __m512 t = _mm512_maskz_loadu_ps(tm[v][kh * KW + kw], x + 16 * v + (kh - ph) * W + kw - pw);
+                    lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(t)));
+                    hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1))));
+                }
+            /* den > 0 here: every window of a same-size pool holds its centre tap */
+            __m256 rl = _mm512_cvtpd_ps(_mm512_div_pd(lo, _mm512_load_pd(den + 16 * v)));
+            __m256 rh = _mm512_cvtpd_ps(_mm512_div_pd(hi, _mm512_load_pd(den + 16 * v + 8)));
+            __m512 r = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(rl)), _mm256_castps_pd(rh), 1));
+            _mm512_mask_storeu_ps(y + 16 * v, mrt_mask16_first(HW - 16 * v), r);
+        }
+    }
+}
+#endif
+
 static void ap2d_planes(void *arg, int64_t p0, int64_t p1)
 {
     const ap2d_job *j = arg;
     const mrt_window *w = j->w;
+#ifdef POOL_HAVE_AVX512
+    if (ap_flat_ok(w)) {
+        ap_flat_range(j, p0, p1);
+        return;
+    }
+#endif
     int64_t ih = w->in[0], iw = w->in[1], oh_n = w->out[0], ow_n = w->out[1];
     bool vector_rows = false;
     int64_t ow_a = 0, ow_b = 0; /* outputs whose column taps all lie inside the row */
@@ -767,8 +838,21 @@ static mrt_status run_avg(mrt_op_ctx *ctx, const mrt_window *w, avg_kind kind, b
 static mrt_status mrt_cpu_avgpool(mrt_op_ctx *ctx)
 {
     mrt_window w;
-    MRT_TRY(mrt_pool_window(ctx, mrt_input(ctx, 0), &w));
+    const mrt_tensor *x = mrt_input(ctx, 0), *y = mrt_output(ctx, 0);
+    MRT_TRY(mrt_pool_window(ctx, x, &w));
     bool include_pad = ctx->opset >= 7 && mrt_attr_int(ctx, "count_include_pad", 0) != 0;
+    const mrt_prologue *pro = ctx->prologue;
+    if (pro && pro->pad) {
+        /* a Pad fused in (engine/fuse.c): x is the Pad's input; its zeros are pads counted in every window */
+        if (w.nsp != 2 || y->rank != 4)
+            return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "a fused Pad needs a 2-D pool; input 'X' has rank %d", x->rank);
+        for (int i = 0; i < 2; i++) {
+            w.pad_begin[i] += pro->pads[i];
+            w.pad_end[i] += pro->pads[2 + i];
+            w.out[i] = y->shape[2 + i];
+        }
+        include_pad = true;
+    }
     return run_avg(ctx, &w, AVG_MEAN, include_pad, 1.0);
 }
 
@@ -1065,12 +1149,12 @@ const mrt_kernel mrt_cpu_kernels_pool[] = {
     {"", "MaxPool", 11, mrt_cpu_maxpool, NULL},
     {"", "MaxPool", 12, mrt_cpu_maxpool, NULL},
     {"", "MaxPool", 22, mrt_cpu_maxpool, NULL},
-    {"", "AveragePool", 1, mrt_cpu_avgpool, NULL},
-    {"", "AveragePool", 7, mrt_cpu_avgpool, NULL},
-    {"", "AveragePool", 10, mrt_cpu_avgpool, NULL},
-    {"", "AveragePool", 11, mrt_cpu_avgpool, NULL},
-    {"", "AveragePool", 19, mrt_cpu_avgpool, NULL},
-    {"", "AveragePool", 22, mrt_cpu_avgpool, NULL},
+    {"", "AveragePool", 1, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD},
+    {"", "AveragePool", 7, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD},
+    {"", "AveragePool", 10, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD},
+    {"", "AveragePool", 11, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD},
+    {"", "AveragePool", 19, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD},
+    {"", "AveragePool", 22, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD},
     {"", "LpPool", 1, mrt_cpu_lppool, NULL},
     {"", "LpPool", 2, mrt_cpu_lppool, NULL},
     {"", "LpPool", 11, mrt_cpu_lppool, NULL},

@@ -216,6 +216,13 @@ Test(fastpath, avgpool2d)
         {"AveragePool", 2, 3, 20, 41, 2, 5, 2, 1, {0, 2, 1, 3}, true, 2, true},
         {"AveragePool", 1, 2, 16, 16, 2, 2, 2, 2, {0, 0, 0, 0}, false, 0, false}, /* ResNet-D shortcut: stride 2 */
         {"AveragePool", 1, 1, 3, 9, 4, 4, 1, 1, {3, 3, 3, 3}, false, 0, true}, /* rows with no valid taps */
+        /* stride 1, output the input's size, at most 2048 positions: the plane as one flat array (ap_flat_ok) */
+        {"AveragePool", 1, 5, 17, 17, 3, 3, 1, 1, {1, 1, 1, 1}, false, 0, true},
+        {"AveragePool", 2, 3, 8, 8, 3, 3, 1, 1, {1, 1, 1, 1}, false, 0, false},
+        {"AveragePool", 1, 3, 10, 12, 5, 5, 1, 1, {2, 2, 2, 2}, false, 0, true},
+        {"AveragePool", 1, 3, 9, 10, 2, 2, 1, 1, {0, 1, 1, 0}, false, 0, false},
+        {"AveragePool", 1, 2, 1, 40, 1, 3, 1, 1, {0, 1, 0, 1}, false, 0, true},
+        {"AveragePool", 1, 2, 45, 45, 3, 3, 1, 1, {1, 1, 1, 1}, false, 0, false},
     };
     run_pool_cases(&r, "AveragePool", fixed, sizeof fixed / sizeof fixed[0], 80, 2, 30);
 }

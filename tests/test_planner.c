@@ -366,6 +366,104 @@ Test(planner, concat_inputs_written_in_place_give_the_same_bits)
     }
 }
 
+/* A zero Pad of the spatial axes read only by a 2-D AveragePool without pads of its own is fused into the pool
+   (engine/fuse.c, zero_pad_2d): x -> Relu -> Pad -> AveragePool -> Neg. Fused or not (no_fuse), the bits must be the
+   same, and only the Pads that qualify are fused: opset 11 (pads and value as inputs) and 2 (attributes),
+   count_include_pad 0 and 1, ceil mode, asymmetric pads; and left alone: a nonzero value, a negative pad (a crop),
+   padding of the channels, reflect mode, a pool with pads of its own, a Pad read twice. */
+typedef struct pad_case {
+    const char *what;
+    int opset;
+    int64_t pads[8];
+    float value;
+    const char *mode;
+    int64_t pool_pads, include_pad, ceil_mode, kernel, stride;
+    bool read_twice, fused;
+} pad_case;
+
+static mrt_model *pad_pool_model(const pad_case *pc)
+{
+    mrt_model *m = empty_model(pc->opset, (const char *[]){"x", NULL});
+    mrt_graph *g = m->graph;
+    mrt_node *n;
+    mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"x"}, 1, (const char *[]){"r"}, &n);
+    if (pc->opset >= 11) {
+        double vd = pc->value;
+        mrt_tensor pads = th_vec_i64(8, pc->pads), value = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, &vd);
+        mrt_graph_set_initializer(g, "pads", &pads);
+        mrt_graph_set_initializer(g, "value", &value);
+        mrt_tensor_release(&pads);
+        mrt_tensor_release(&value);
+        mrt_graph_add_node(g, "pad", "Pad", "", 3, (const char *[]){"r", "pads", "value"}, 1, (const char *[]){"p"}, &n);
+    } else {
+        mrt_graph_add_node(g, "pad", "Pad", "", 1, (const char *[]){"r"}, 1, (const char *[]){"p"}, &n);
+        mrt_node_add_attr_ints(n, "pads", 8, pc->pads);
+        mrt_node_add_attr_float(n, "value", pc->value);
+    }
+    if (pc->mode) mrt_node_add_attr_string(n, "mode", pc->mode);
+    mrt_graph_add_node(g, "pool", "AveragePool", "", 1, (const char *[]){"p"}, 1, (const char *[]){"a"}, &n);
+    mrt_node_add_attr_ints(n, "kernel_shape", 2, (int64_t[]){pc->kernel, pc->kernel});
+    mrt_node_add_attr_ints(n, "strides", 2, (int64_t[]){pc->stride, pc->stride});
+    mrt_node_add_attr_ints(n, "pads", 4, (int64_t[]){pc->pool_pads, pc->pool_pads, pc->pool_pads, pc->pool_pads});
+    mrt_node_add_attr_int(n, "count_include_pad", pc->include_pad);
+    if (pc->opset >= 10) mrt_node_add_attr_int(n, "ceil_mode", pc->ceil_mode);
+    mrt_graph_add_node(g, "neg", "Neg", "", 1, (const char *[]){"a"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    if (pc->read_twice) {
+        mrt_graph_add_node(g, "also", "Sigmoid", "", 1, (const char *[]){"p"}, 1, (const char *[]){"s"}, &n);
+        mrt_graph_add_output(g, "s", NULL, NULL);
+    }
+    return m;
+}
+
+Test(planner, zero_pad_fuses_into_average_pool_with_the_same_bits)
+{
+    static const pad_case cases[] = {
+        {"3x3, pads 1 (Inception's)", 13, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, NULL, 0, 0, 0, 3, 1, false, true},
+        {"count_include_pad 1", 13, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, "constant", 0, 1, 0, 3, 1, false, true},
+        {"asymmetric, stride 2, ceil", 13, {0, 0, 0, 2, 0, 0, 1, 0}, 0.0f, NULL, 0, 0, 1, 3, 2, false, true},
+        {"opset 2 attributes", 2, {0, 0, 2, 2, 0, 0, 2, 2}, 0.0f, NULL, 0, 0, 0, 5, 1, false, true},
+        {"a nonzero value", 13, {0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, NULL, 0, 0, 0, 3, 1, false, false},
+        {"a crop", 13, {0, 0, 1, -1, 0, 0, 1, 1}, 0.0f, NULL, 0, 0, 0, 3, 1, false, false},
+        {"channels padded", 13, {0, 1, 1, 1, 0, 0, 1, 1}, 0.0f, NULL, 0, 0, 0, 3, 1, false, false},
+        {"reflect", 13, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, "reflect", 0, 0, 0, 3, 1, false, false},
+        {"the pool's own pads", 13, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, NULL, 1, 0, 0, 3, 1, false, false},
+        {"read twice", 13, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, NULL, 0, 0, 0, 3, 1, true, false},
+    };
+    th_rng rng;
+    th_rng_init(&rng, th_seed("planner.pad_pool"));
+    /* shapes around the kernel's paths: a small plane (flat), a wide one (rows), several channels */
+    static const int64_t shapes[][4] = {{1, 3, 9, 11}, {2, 2, 30, 70}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        for (size_t si = 0; si < 2; si++) {
+            const pad_case *pc = &cases[k];
+            mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, 4, shapes[si], -2, 2);
+            mrt_tensor y[2];
+            for (int fuse = 0; fuse < 2; fuse++) {
+                mrt_model *m = pad_pool_model(pc);
+                mrt_session_options opt = mrt_session_options_default();
+                opt.no_fuse = fuse == 0;
+                mrt_session *s;
+                cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+                const char *name = "x";
+                mrt_value v = mrt_value_from_tensor(x);
+                cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", pc->what, mrt_last_error());
+                mrt_session_stats st;
+                mrt_session_get_stats(s, &st);
+                if (fuse) cr_assert_eq(st.fused_nodes, pc->fused ? 1 : 0, "%s: %d nodes fused", pc->what, st.fused_nodes);
+                cr_assert_eq(mrt_tensor_copy(&y[fuse], &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
+                mrt_session_free(s);
+                mrt_model_free(m);
+            }
+            size_t nb = mrt_tensor_nbytes(&y[0]);
+            cr_assert(nb == mrt_tensor_nbytes(&y[1]) && memcmp(y[0].data, y[1].data, nb) == 0,
+                      "%s, shape %zu: fused and unfused differ", pc->what, si);
+            mrt_tensor_release(&y[0]);
+            mrt_tensor_release(&y[1]);
+            mrt_tensor_release(&x);
+        }
+}
+
 /* A kernel workspace beyond the allocation limit is refused at plan time naming the node, not later as an
    anonymous arena too large to allocate (a 30x30 kernel over 60x60: 3.5 MB of im2col for 4 KB of output). */
 Test(planner, workspace_over_the_allocation_limit_names_the_node)
