@@ -172,18 +172,14 @@ static void exp_generic(float *y, const float *x, int64_t n)
 /* exp_generic's loop body on 16 lanes, operation for operation. The powers of two come from scalef (exact here:
    1 scaled by an integer in [-150, 128]); GCC's vectorisation of the loop built them from integer bits, and spent
    most of Whisper's Softmax time there. */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 exp16(__m512 v, bool nonpositive)
+/* exp_parts_f on 16 lanes, operation for operation: returns m_hi, sets *m_lo and *nf (e as a float) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 exp_parts16(__m512 v, __m512 *m_lo, __m512 *nf)
 {
     const __m512 one = _mm512_set1_ps(1.0f);
-    /* max(-104, v), min(89, v): a NaN v is the second operand, which these return when either is NaN. The upper
-       clamps do nothing when the caller knows v <= 0 (or NaN). */
-    v = _mm512_max_ps(_mm512_set1_ps(-104.0f), v);
-    if (!nonpositive) v = _mm512_min_ps(_mm512_set1_ps(89.0f), v);
-    /* exp_parts_f(v) */
     __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(VMF_LOG2E), _mm512_set1_ps(VMF_ROUND_SHIFT));
-    __m512 nf = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
-    __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(-VMF_LN2), v);
-    __m512 c = _mm512_mul_ps(nf, _mm512_set1_ps(-VMF_LN2_LO));
+    __m512 n = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
+    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-VMF_LN2), v);
+    __m512 c = _mm512_mul_ps(n, _mm512_set1_ps(-VMF_LN2_LO));
     __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(VMF_Q4), r, _mm512_set1_ps(VMF_Q3));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q2));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q1));
@@ -193,7 +189,19 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16(__m
     l = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, l);
     l = _mm512_fmadd_ps(c, _mm512_add_ps(h, l), l);
     __m512 m_hi = _mm512_add_ps(h, l);
-    __m512 m_lo = _mm512_add_ps(_mm512_sub_ps(h, m_hi), l);
+    *m_lo = _mm512_add_ps(_mm512_sub_ps(h, m_hi), l);
+    *nf = n;
+    return m_hi;
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 exp16(__m512 v, bool nonpositive)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    /* max(-104, v), min(89, v): a NaN v is the second operand, which these return when either is NaN. The upper
+       clamps do nothing when the caller knows v <= 0 (or NaN). */
+    v = _mm512_max_ps(_mm512_set1_ps(-104.0f), v);
+    if (!nonpositive) v = _mm512_min_ps(_mm512_set1_ps(89.0f), v);
+    __m512 m_lo, nf, m_hi = exp_parts16(v, &m_lo, &nf);
     /* nf is e; s1 = 2^clamp(e, -120, 120), and the product's scaling by 2^(e - e1) rounds once, as the multiply
        by s2 does */
     __m512 e1 = _mm512_max_ps(nf, _mm512_set1_ps(-120.0f));
@@ -337,21 +345,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
        bit set as the C's negation sets it); one operation fewer than taking |x|, clamping and negating */
     __m512 v = _mm512_castsi512_ps(_mm512_or_si512(xi, _mm512_set1_epi32((int)0x80000000u)));
     v = _mm512_max_ps(_mm512_set1_ps(-104.0f), v);
-    /* exp_parts_f(v) */
-    __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(VMF_LOG2E), _mm512_set1_ps(VMF_ROUND_SHIFT));
-    __m512 nf = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
-    __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(-VMF_LN2), v);
-    __m512 c = _mm512_mul_ps(nf, _mm512_set1_ps(-VMF_LN2_LO));
-    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(VMF_Q4), r, _mm512_set1_ps(VMF_Q3));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q2));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q1));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q0));
-    __m512 h = _mm512_add_ps(one, r);
-    __m512 l = _mm512_add_ps(_mm512_sub_ps(one, h), r);
-    l = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, l);
-    l = _mm512_fmadd_ps(c, _mm512_add_ps(h, l), l);
-    __m512 m_hi = _mm512_add_ps(h, l);
-    __m512 m_lo = _mm512_add_ps(_mm512_sub_ps(h, m_hi), l);
+    __m512 m_lo, nf, m_hi = exp_parts16(v, &m_lo, &nf);
     /* nf is e (in [-150, 0]); u = m 2^max(e, -126), one rounding as m * s1 */
     __m512 e1 = _mm512_max_ps(nf, _mm512_set1_ps(-126.0f));
     __m512 u_hi = _mm512_scalef_ps(m_hi, e1), u_lo = _mm512_scalef_ps(m_lo, e1);

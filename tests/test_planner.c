@@ -317,6 +317,25 @@ static mrt_model *concat_model(const concat_case *cc)
     return m;
 }
 
+/* Runs m (one input, "x") with opt twice (the second run reuses the plan), copies its first n_out outputs into out,
+   frees it, and returns the plan's stats */
+static mrt_session_stats run_x_twice(mrt_model *m, const mrt_session_options *opt, const mrt_tensor *x, int n_out,
+                                     mrt_tensor *out, const char *what)
+{
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, opt, &s), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
+    const char *name = "x";
+    mrt_value v = mrt_value_from_tensor(*x);
+    for (int run = 0; run < 2; run++)
+        cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
+    mrt_session_stats st;
+    mrt_session_get_stats(s, &st);
+    for (int o = 0; o < n_out; o++) cr_assert_eq(mrt_tensor_copy(&out[o], &mrt_session_output(s, o)->tensor), MRT_STATUS_OK);
+    mrt_session_free(s);
+    mrt_model_free(m);
+    return st;
+}
+
 Test(planner, concat_inputs_written_in_place_give_the_same_bits)
 {
     static const concat_case cases[] = {
@@ -336,24 +355,12 @@ Test(planner, concat_inputs_written_in_place_give_the_same_bits)
         mrt_tensor got[2][2];
         int n_out = cc->variant == 1 ? 2 : 1;
         for (int plan = 0; plan < 2; plan++) {
-            mrt_model *m = concat_model(cc);
             mrt_session_options opt = mrt_session_options_default();
             opt.no_mem_plan = plan == 0;
-            mrt_session *s;
-            cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK, "%s", mrt_last_error());
-            const char *name = "x";
-            mrt_value v = mrt_value_from_tensor(x);
-            for (int run = 0; run < 2; run++) /* a second run reuses the plan */
-                cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", cc->what, mrt_last_error());
-            mrt_session_stats st;
-            mrt_session_get_stats(s, &st);
+            mrt_session_stats st = run_x_twice(concat_model(cc), &opt, &x, n_out, got[plan], cc->what);
             if (plan) cr_assert_eq(st.concat_inputs_in_place, cc->expect, "%s: %d Concat inputs in place, want %d", cc->what,
                                    st.concat_inputs_in_place, cc->expect);
             else cr_assert_eq(st.concat_inputs_in_place, 0, "%s: none without the memory plan", cc->what);
-            for (int o = 0; o < n_out; o++)
-                cr_assert_eq(mrt_tensor_copy(&got[plan][o], &mrt_session_output(s, o)->tensor), MRT_STATUS_OK);
-            mrt_session_free(s);
-            mrt_model_free(m);
         }
         for (int o = 0; o < n_out; o++) {
             int64_t nb = (int64_t)mrt_tensor_nbytes(&got[0][o]);
@@ -440,20 +447,10 @@ Test(planner, zero_pad_fuses_into_average_pool_with_the_same_bits)
             mrt_tensor x = th_rand(&rng, MRT_DTYPE_FLOAT, 4, shapes[si], -2, 2);
             mrt_tensor y[2];
             for (int fuse = 0; fuse < 2; fuse++) {
-                mrt_model *m = pad_pool_model(pc);
                 mrt_session_options opt = mrt_session_options_default();
                 opt.no_fuse = fuse == 0;
-                mrt_session *s;
-                cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK, "%s", mrt_last_error());
-                const char *name = "x";
-                mrt_value v = mrt_value_from_tensor(x);
-                cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", pc->what, mrt_last_error());
-                mrt_session_stats st;
-                mrt_session_get_stats(s, &st);
+                mrt_session_stats st = run_x_twice(pad_pool_model(pc), &opt, &x, 1, &y[fuse], pc->what);
                 if (fuse) cr_assert_eq(st.fused_nodes, pc->fused ? 1 : 0, "%s: %d nodes fused", pc->what, st.fused_nodes);
-                cr_assert_eq(mrt_tensor_copy(&y[fuse], &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
-                mrt_session_free(s);
-                mrt_model_free(m);
             }
             size_t nb = mrt_tensor_nbytes(&y[0]);
             cr_assert(nb == mrt_tensor_nbytes(&y[1]) && memcmp(y[0].data, y[1].data, nb) == 0,
