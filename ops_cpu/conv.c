@@ -20,6 +20,7 @@
 #include "engine/registry.h"
 #include "ops_cpu/conv_depthwise.h"
 #include "ops_cpu/conv_grouped.h"
+#include "ops_cpu/conv_pointwise.h"
 #include "ops_cpu/conv_winograd.h"
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/linear.h"
@@ -694,6 +695,13 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         *state = packed;
         return MRT_STATUS_OK;
     }
+    if (mrt_conv_pointwise_lanes_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_pointwise.h) */
+        float *packed;
+        MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_conv_pointwise_lanes_packed_floats(&p), &packed));
+        mrt_conv_pointwise_lanes_pack_weights(&p, w->data, packed);
+        *state = packed;
+        return MRT_STATUS_OK;
+    }
     int64_t mg = p.m / p.group, ck = p.c / p.group * p.kernel_numel, gf = mrt_sgemm_packed_a_floats(mg, ck);
     float *packed; /* W packed group by group, gf floats apart */
     MRT_TRY(mrt_sgemm_alloc_packed(ctx, gf * p.group, &packed));
@@ -1086,6 +1094,16 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
                                   ctx->epilogue, ws))
                 return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
                                    "internal error: the grouped-conv path refused a Conv its rule accepted");
+            return MRT_STATUS_OK;
+        }
+        int64_t lanes = ctx->kernel_state ? mrt_conv_pointwise_lanes_floats(&p, x->dtype, ctx->n_threads) : 0;
+        if (lanes > 0) { /* ops_cpu/conv_pointwise.c, W packed by prepare; the input scale too */
+            float *ws = mrt_workspace(ctx, (size_t)lanes * sizeof(float));
+            if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+            if (!mrt_conv_pointwise_lanes(ctx, &p, x->data, ctx->kernel_state, b ? b->data : NULL,
+                                          mrt_output(ctx, 0)->data, ctx->prologue, ctx->epilogue, ws))
+                return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED,
+                                   "internal error: the pointwise channels-as-lanes path refused a Conv its rule accepted");
             return MRT_STATUS_OK;
         }
 #ifdef CONV_HAVE_AVX512

@@ -294,16 +294,17 @@ Test(linear, conv_infinite_weight_on_a_dead_tap_gives_nan)
 /* 1x1 convolutions of up to 64 output channels and one k block, or up to 96 and several k blocks on planes of at
    most 32x32, read B in place (ops_cpu/conv.c), 48 columns a tile, the columns after the last full tile one more
    tile (its loads run into the next channel's plane; the image's last channel row is copied first, which the ASan
-   build checks): images of 48, 49, 207 and 400 columns (no tail, 1, 15 and 16 columns after the full tiles), one or
-   several row panels with a partial last one, 300 and 600 input channels (k blocks of 256 and a partial last one),
-   and the batch's second image */
+   build checks): images of 48, 49, 207, 289, 377 and 400 columns (no tail, 1, 15, 1, 41 and 16 columns after the
+   full tiles), one or several row panels with a partial last one, 300 and 600 input channels (k blocks of 256 and a
+   partial last one), and the batch's second image. On planes of at most 256 positions, the Convs with 16 or more
+   output channels and no more than input channels take ops_cpu/conv_pointwise.c instead (the test below). */
 Test(linear, conv_pointwise_in_place_rows)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.conv_pointwise_rows"));
-    static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {20, 20}};
+    static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {17, 17}, {13, 29}, {20, 20}};
     static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}, {300, 96}, {600, 70}};
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         for (int j = 0; j < 6; j++) {
             conv_case cc = {2, 2, cm[j][0], cm[j][1], 1, {hw[i][0], hw[i][1]}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET",
                             (i + j) % 2 == 0, false, MRT_DTYPE_FLOAT, 22};
@@ -581,6 +582,37 @@ Test(linear, conv_grouped_channels_as_lanes)
             char label[96];
             snprintf(label, sizeof label, "grouped case %zu (%lld -> %lld, group %lld), %d thread(s)", i,
                      (long long)cc.c, (long long)cc.m, (long long)cc.group, t);
+            run_conv(&r, &cc, label);
+        }
+}
+
+/* 1x1 Convs on planes of 4 to 256 positions take ops_cpu/conv_pointwise.c (output channels as lanes, 7 positions a
+   tile, chunks of up to 112 positions, panels of up to three 16-channel blocks): the GEMM's chains bit for bit */
+Test(linear, conv_pointwise_channels_as_lanes)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_pointwise_lanes"));
+    static const struct {
+        int64_t n, c, m, h, w;
+        bool bias;
+    } cases[] = {
+        {1, 576, 96, 14, 14, true},  /* MobileNetV2's 14x14 projection: three k blocks, two chunks, two panels */
+        {1, 960, 160, 7, 7, false},  /* its 7x7 one: four k blocks, ten blocks as panels of 3, 3, 2, 2 */
+        {1, 96, 576, 14, 14, true},  /* an expansion: twelve full panels */
+        {2, 24, 40, 16, 16, true},   /* a partial last block (8 channels), two images, the largest plane */
+        {1, 7, 17, 5, 3, false},     /* 15 positions: a tile of one; a block of one channel */
+        {1, 33, 16, 2, 2, true},     /* the smallest plane: one tile, its last three positions repeats */
+        {1, 40, 48, 15, 17, true},   /* 255 positions: three chunks of 91, 91 and 73 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int t = 1; t <= 2; t++) {
+            conv_case cc = {.nsp = 2, .n = cases[i].n, .c = cases[i].c, .m = cases[i].m, .group = 1,
+                            .in = {cases[i].h, cases[i].w}, .k = {1, 1}, .s = {1, 1}, .d = {1, 1},
+                            .auto_pad = "NOTSET", .bias = cases[i].bias, .kernel_attr = true, .dt = MRT_DTYPE_FLOAT,
+                            .threads = t};
+            char label[96];
+            snprintf(label, sizeof label, "pointwise case %zu (%lld -> %lld at %lldx%lld), %d thread(s)", i,
+                     (long long)cc.c, (long long)cc.m, (long long)cc.in[0], (long long)cc.in[1], t);
             run_conv(&r, &cc, label);
         }
 }

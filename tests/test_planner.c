@@ -718,13 +718,16 @@ static void expect_conv_chains_same_bits(const conv_chain *base, const char *see
 }
 
 /* A 1x1 Conv from 20 or 300 channels (two k blocks, added in place) to 24: ops_cpu/conv.c reads its B rows in
-   place; at 9 x 23, four full tiles and a tile of the last 15 columns. */
+   place; at 9 x 23, four full tiles and a tile of the last 15 columns, at 24 x 23 eleven and 24 columns. From 300
+   channels at 9 x 23 it takes ops_cpu/conv_pointwise.c (channels as lanes: BatchNormalization, Add and Relu in
+   registers after the transposes, Sigmoid and HardSwish as a pass over the task's rows). */
 Test(planner, pointwise_conv_chains_fuse_with_the_same_bits)
 {
     conv_chain narrow = {"planner.pointwise_chain.weights", 24, 20, 1, 0}, deep = narrow;
     deep.c = 300;
     expect_conv_chains_same_bits(&narrow, "planner.pointwise_chain", 9, 23, "pointwise");
-    expect_conv_chains_same_bits(&deep, "planner.pointwise_chain", 9, 23, "pointwise");
+    expect_conv_chains_same_bits(&deep, "planner.pointwise_chain", 9, 23, "pointwise, channels as lanes");
+    expect_conv_chains_same_bits(&deep, "planner.pointwise_chain", 24, 23, "pointwise");
 }
 
 /* A 3x3 Conv 20 -> 24 by Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.c: BatchNormalization, Add and Relu in the
@@ -762,10 +765,11 @@ Test(planner, grouped_conv_chains_fuse_with_the_same_bits)
    `scale_first`: Mul(s, x);
    `batch_scale`: s is a constant [1, C, 1, 1] shared by the batch instead of the per-image SE branch; `mul_read`:
    the Mul's output is also a graph output (no fusion: it must be computed); `kernel`: the projection's kernel
-   size (3: not pointwise, no fusion). */
+   size (3: not pointwise, no fusion); `proj`: the projection's output channels (0: 12; 16 takes
+   ops_cpu/conv_pointwise.c on planes of 4 to 256 positions, which scales a copy of the input). */
 typedef struct se_variant {
     bool scale_first, batch_scale, mul_read;
-    int kernel;
+    int kernel, proj;
 } se_variant;
 
 static mrt_model *se_block_model(const void *arg)
@@ -774,11 +778,11 @@ static mrt_model *se_block_model(const void *arg)
     th_rng rr;
     mrt_model *m = x_r_model("planner.se_block.weights", &rr);
     mrt_graph *g = m->graph;
-    int64_t k = v.kernel;
+    int64_t k = v.kernel, mo = v.proj ? v.proj : 12;
     mrt_tensor w1 = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){5, 20, 1, 1}, -1, 1);
     mrt_tensor w2 = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){20, 5, 1, 1}, -1, 1);
-    mrt_tensor w3 = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){12, 20, k, k}, -1, 1);
-    mrt_tensor b3 = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){12}, -1, 1);
+    mrt_tensor w3 = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){mo, 20, k, k}, -1, 1);
+    mrt_tensor b3 = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){mo}, -1, 1);
     mrt_tensor cs = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, 20, 1, 1}, 0, 2);
     const char *names[] = {"w1", "w2", "w3", "b3", "cs"};
     mrt_tensor *ts[] = {&w1, &w2, &w3, &b3, &cs};
@@ -819,7 +823,7 @@ static void check_se_block(se_variant v, int expect_fused)
         th_rng_init(&r, th_seed("planner.se_block"));
         int64_t h = sizes[i][0], w = sizes[i][1];
         mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, h, w}, -1, 1);
-        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 12, h, w}, -1, 1);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, v.proj ? v.proj : 12, h, w}, -1, 1);
         char what[32];
         snprintf(what, sizeof what, "%dx%d", (int)h, (int)w);
         expect_fused_same_bits(se_block_model, &v, &x, &res, expect_fused, what);
@@ -832,6 +836,8 @@ Test(planner, squeeze_excite_scale_fuses_into_the_projection_with_the_same_bits)
     check_se_block((se_variant){.kernel = 1}, 4);
     check_se_block((se_variant){.kernel = 1, .scale_first = true}, 4);
     check_se_block((se_variant){.kernel = 1, .batch_scale = true}, 4);
+    check_se_block((se_variant){.kernel = 1, .proj = 16}, 4);
+    check_se_block((se_variant){.kernel = 1, .proj = 16, .batch_scale = true}, 4);
 }
 
 Test(planner, input_scale_is_not_fused_where_its_product_is_read_or_the_conv_is_not_pointwise)

@@ -2,6 +2,7 @@
  * sliding-window geometry shared with the pool family (engine/opdef/conv.h). */
 #include "engine/opdef/conv.h"
 #include "ops_cpu/conv_grouped.h"
+#include "ops_cpu/conv_pointwise.h"
 #include "ops_cpu/conv_winograd.h"
 #include "ops_cpu/sgemm.h"
 
@@ -413,6 +414,8 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
         if ((size_t)wino > n[0]) n[0] = (size_t)wino;
         int64_t grouped = w_packed ? mrt_conv_grouped_floats(p, dt, ctx->n_threads) : 0;
         if ((size_t)grouped > n[0]) n[0] = (size_t)grouped;
+        int64_t lanes = w_packed ? mrt_conv_pointwise_lanes_floats(p, dt, ctx->n_threads) : 0;
+        if ((size_t)lanes > n[0]) n[0] = (size_t)lanes;
     }
     bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
     int64_t yn = 1;

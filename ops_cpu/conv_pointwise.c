@@ -1,0 +1,270 @@
+/* Float 1x1 convolutions on small planes, output channels as vector lanes (see conv_pointwise.h).
+ *
+ * The GEMM paths make a 1x1 Conv W [M, C] times the image [C, positions]: output channels as rows, positions as
+ * columns, 48 to a register tile. A 14x14 plane (196 positions) is four tiles and a tile of 4 columns, a 7x7 plane
+ * one tile and a tile of 1 column, each of those last ones a whole vector's work for a few lanes; MobileNetV2's
+ * 14x14 and 7x7 projections ran at 75% of a core's peak where ONNX Runtime's NCHWc kernels, whose lanes are
+ * channels, reached 90%. Here the roles swap: a vector holds 16 output channels (W's column, packed once by
+ * prepare), each position's input value is a broadcast, and a register tile is PL_POS positions by up to PL_NV
+ * vectors: per input channel, three loads of W and seven broadcasts feed 21 fmas. 7 divides 49 and 196, so those
+ * planes leave no lane idle; output channel counts are multiples of 16 in these networks.
+ *
+ * A task is an (image, chunk of positions, panel of up to 48 channels). It computes the panel's outputs into
+ * [position][channel] scratch, k block by k block, then 16 x 16 transposes put them into the output's planes; the
+ * bias goes in before the transpose (a lane is a channel) and a [BatchNormalization] -> [Add] -> [Relu | Clip]
+ * epilogue after it, in registers as the GEMM's tile applies it (a lane is a position of one channel); other
+ * epilogues run over the task's rows while they are in cache. */
+#include "ops_cpu/conv_pointwise.h"
+
+#include "ops_cpu/epilogue.h"
+#include "ops_cpu/sgemm.h"
+#include "ops_cpu/simd.h"
+
+enum {
+    PL_LANES = 16,              /* output channels per vector */
+    PL_NV = 3,                  /* vectors per panel, at most */
+    PL_PANEL = PL_LANES * PL_NV, /* a scratch position's floats */
+    PL_POS = 7,                 /* positions per register tile */
+    PL_CHUNK = 16 * PL_POS,     /* positions per task, at most: whole tiles, whole transposes */
+    PL_MAX_HW = 256,            /* positions per plane, at most (16x16) */
+    PL_MIN_M = 16,              /* output channels, at least: fewer would leave most lanes idle */
+    PL_MIN_HW = 4,              /* positions, at least: a 1x1 plane (squeeze-excite) is a matrix-vector product */
+};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+typedef struct pl_geom {
+    int64_t hw, blocks;  /* positions per plane; 16-channel blocks of output channels */
+    int64_t panels;      /* panels of PL_NV blocks (the last ones may have one block fewer) */
+    int64_t chunks, chunk; /* position chunks per plane, and positions per chunk (the last may have fewer) */
+} pl_geom;
+
+static bool pl_geometry(const mrt_conv_params *p, pl_geom *g)
+{
+    const mrt_window *w = &p->win;
+    /* Projections only (no more output channels than input): with few input channels a tile's chain is short and
+       the transposes cost a tenth of the work (MobileNetV2's 96 -> 576 expansions at 14x14: 161 -> 176 us on one
+       thread, where the GEMM's tail tile wastes 12 of 208 lanes) */
+    if (p->group != 1 || p->c < 1 || p->m < PL_MIN_M || p->m > p->c) return false;
+    g->hw = 1;
+    for (int i = 0; i < w->nsp; i++) {
+        if (w->kernel[i] != 1 || w->stride[i] != 1 || w->pad_begin[i] != 0 || w->pad_end[i] != 0) return false;
+        g->hw *= w->in[i];
+    }
+    if (g->hw < PL_MIN_HW || g->hw > PL_MAX_HW) return false;
+    g->blocks = ceil_div(p->m, PL_LANES);
+    g->panels = ceil_div(g->blocks, PL_NV);
+    int64_t tiles = ceil_div(g->hw, PL_POS);
+    g->chunks = ceil_div(g->hw, PL_CHUNK);
+    g->chunk = ceil_div(tiles, g->chunks) * PL_POS;
+    return true;
+}
+
+/* Panel i: blocks [*b0, *b0 + *nb), the blocks dealt out evenly (10 blocks: 3, 3, 2, 2) */
+static void pl_panel(const pl_geom *g, int64_t i, int64_t *b0, int *nb)
+{
+    *b0 = g->blocks * i / g->panels;
+    *nb = (int)(g->blocks * (i + 1) / g->panels - *b0);
+}
+
+/* a chunk's positions rounded up to whole vectors: the row length of a scaled input block */
+static int64_t pl_chunk16(const pl_geom *g) { return ceil_div(g->chunk, 16) * 16; }
+
+/* a thread's scratch: a chunk's outputs as [position][PL_PANEL] (whole transposes), then its scaled input,
+   [channel][pl_chunk16] (for a fused input scale: the fusion comes after prepare and infer, so it is always counted) */
+static int64_t pl_slot_floats(const pl_geom *g, int64_t K) { return pl_chunk16(g) * (PL_PANEL + K); }
+
+int64_t mrt_conv_pointwise_lanes_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads)
+{
+    pl_geom g;
+    if (dt != MRT_DTYPE_FLOAT || !mrt_cpu_has_avx512f() || !pl_geometry(p, &g)) return 0;
+    return (n_threads > 1 ? n_threads : 1) * pl_slot_floats(&g, p->c);
+}
+
+int64_t mrt_conv_pointwise_lanes_packed_floats(const mrt_conv_params *p)
+{
+    pl_geom g;
+    return pl_geometry(p, &g) ? g.blocks * p->c * PL_LANES : 0;
+}
+
+void mrt_conv_pointwise_lanes_pack_weights(const mrt_conv_params *p, const float *w, float *packed)
+{
+    pl_geom g;
+    if (!pl_geometry(p, &g)) return;
+    for (int64_t ob = 0; ob < g.blocks; ob++)
+        for (int64_t k = 0; k < p->c; k++)
+            for (int64_t l = 0; l < PL_LANES; l++) {
+                int64_t o = ob * PL_LANES + l;
+                *packed++ = o < p->m ? w[o * p->c + k] : 0.0f;
+            }
+}
+
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+typedef struct pl_job {
+    const mrt_conv_params *p;
+    pl_geom g;
+    const float *x, *wt, *b;
+    float *y, *ws;
+    const mrt_prologue *pro;
+    const mrt_epilogue *ep;
+    int threads;
+} pl_job;
+
+/* One k block of a tile: os[p][16 v + l] = (add ? os[p][16 v + l] : 0) + the chain over kk < kc of
+   W[block v, lane l, k0 + kk] * x[k0 + kk, position p], one fma chain from 0 in kk order. xq[p]: position p's
+   input at the block's first channel (channels ld floats apart); wt: block 0's W column k0 (blocks wstride floats
+   apart). */
+__attribute__((target("avx512f"), always_inline)) static inline void pl_tile(const float *const *xq, int64_t ld,
+                                                                           const float *wt, int64_t wstride,
+                                                                           int64_t kc, bool add, float *os,
+                                                                           const int NV)
+{
+    __m512 acc[PL_POS][PL_NV];
+    for (int p = 0; p < PL_POS; p++)
+        for (int v = 0; v < NV; v++) acc[p][v] = _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < kc; kk++) {
+        __m512 wv[PL_NV];
+        for (int v = 0; v < NV; v++) wv[v] = _mm512_load_ps(wt + v * wstride + kk * PL_LANES);
+        for (int p = 0; p < PL_POS; p++) {
+            __m512 xb = _mm512_set1_ps(xq[p][kk * ld]);
+            for (int v = 0; v < NV; v++) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
+        }
+    }
+    for (int p = 0; p < PL_POS; p++)
+        for (int v = 0; v < NV; v++) {
+            float *o = os + p * PL_PANEL + v * PL_LANES;
+            _mm512_store_ps(o, add ? _mm512_add_ps(_mm512_load_ps(o), acc[p][v]) : acc[p][v]);
+        }
+}
+
+/* pl_tile with the block count a constant (its loops unroll) */
+#define PL_TILE(NV)                                                                                                \
+    __attribute__((target("avx512f"))) static void pl_tile_##NV(const float *const *xq, int64_t ld, const float *wt, \
+                                                                int64_t wstride, int64_t kc, bool add, float *os)   \
+    {                                                                                                              \
+        pl_tile(xq, ld, wt, wstride, kc, add, os, NV);                                                             \
+    }
+PL_TILE(1)
+PL_TILE(2)
+PL_TILE(3)
+typedef void (*pl_tile_fn)(const float *const *, int64_t, const float *, int64_t, int64_t, bool, float *);
+static const pl_tile_fn pl_tiles[PL_NV] = {pl_tile_1, pl_tile_2, pl_tile_3};
+
+/* xs[k][i] = x[k, q0 + i] * scale[k * sstride] for k < K, i < npos: the fused Mul's products, each rounded to float
+   as the Mul rounds it. Scaling the broadcasts in the tile instead cost a multiply per seven fmas (EfficientNet-B0's
+   squeeze-excite projections 25-50% slower than on the GEMM), and so did a copy per task instead of per chunk. */
+__attribute__((target("avx512f"))) static void pl_scale_chunk(const float *x, int64_t hw, int64_t K, int64_t q0,
+                                                             int64_t npos, const float *scale, int64_t sstride,
+                                                             float *xs, int64_t ld)
+{
+    for (int64_t k = 0; k < K; k++) {
+        const float *src = x + k * hw + q0;
+        __m512 sv = _mm512_set1_ps(scale[k * sstride]);
+        for (int64_t i = 0; i < npos; i += 16) {
+            __mmask16 m = mrt_mask16_first(npos - i);
+            _mm512_store_ps(xs + k * ld + i, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + i), sv));
+        }
+    }
+}
+
+/* The scratch's positions [0, npos) of block v (channels ch0 + [0, nch)) into the output planes at position q0:
+   + bias, then 16 x 16 transposes, then the epilogue in registers when it has that form (re) */
+__attribute__((target("avx512f"))) static void pl_store(const pl_job *j, const float *os, int v, int64_t n,
+                                                       int64_t ch0, int64_t nch, int64_t q0, int64_t npos,
+                                                       const mrt_reg_epilogue *re)
+{
+    int64_t hw = j->g.hw;
+    _Alignas(64) float bs[PL_LANES] = {0};
+    for (int64_t l = 0; j->b && l < nch; l++) bs[l] = j->b[ch0 + l];
+    __m512 bias = _mm512_load_ps(bs), lo = _mm512_set1_ps(re ? re->lo : 0), hi = _mm512_set1_ps(re ? re->hi : 0);
+    for (int64_t q = 0; q < npos; q += 16) {
+        int64_t nq = npos - q < 16 ? npos - q : 16;
+        __mmask16 mask = mrt_mask16_first(nq);
+        __m512 r[16];
+        for (int i = 0; i < 16; i++) {
+            r[i] = i < nq ? _mm512_load_ps(os + (q + i) * PL_PANEL + v * PL_LANES) : _mm512_setzero_ps();
+            if (j->b) r[i] = _mm512_add_ps(r[i], bias);
+        }
+        mrt_transpose16(r);
+        for (int64_t ch = 0; ch < nch; ch++) {
+            int64_t c = ch0 + ch, at = (n * j->p->m + c) * hw + q0 + q;
+            __m512 row = r[mrt_transpose16_perm[ch]];
+            if (re) {
+                const mrt_bn_coef *bn = re->bn ? &re->bn[c] : NULL;
+                __m512 a_hi = _mm512_set1_ps(bn ? bn->a_hi : 0), a_lo = _mm512_set1_ps(bn ? bn->a_lo : 0);
+                __m512 b_hi = _mm512_set1_ps(bn ? bn->b_hi : 0), b_lo = _mm512_set1_ps(bn ? bn->b_lo : 0);
+                row = mrt_reg_epilogue16(re, row, a_hi, a_lo, b_hi, b_lo, at, mask, lo, hi);
+            }
+            _mm512_mask_storeu_ps(j->y + at, mask, row);
+        }
+    }
+}
+
+/* Task t: image, position chunk, panel, from the outermost: a thread's first share of the tasks is a run of
+   positions of every input plane. The input is the larger operand here (pl_geometry); split by panels, each thread
+   read all of it, half from the other core's cache (MobileNetV2's 576 -> 96 projections at 14x14 took 143 us on two
+   threads instead of 110). */
+__attribute__((target("avx512f"))) static void pl_tasks(void *arg, int64_t t0, int64_t t1)
+{
+    const pl_job *j = arg;
+    const pl_geom *g = &j->g;
+    const mrt_conv_params *p = j->p;
+    float *os = j->ws + (j->threads > 1 ? mrt_thread_index() : 0) * pl_slot_floats(g, p->c);
+    float *xs = os + pl_chunk16(g) * PL_PANEL;
+    int64_t scaled = -1; /* the (image, chunk) whose scaled input xs holds */
+    int64_t K = p->c, hw = g->hw;
+    mrt_reg_epilogue re;
+    bool reg_ep = mrt_reg_epilogue_of(j->ep, 0, 0, &re);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t panel = t % g->panels, rest = t / g->panels, chunk = rest % g->chunks, n = rest / g->chunks;
+        int64_t b0, q0 = chunk * g->chunk, q1 = q0 + g->chunk < hw ? q0 + g->chunk : hw;
+        int nb;
+        pl_panel(g, panel, &b0, &nb);
+        const float *x = j->x + n * K * hw, *scale = j->pro ? j->pro->scale + n * j->pro->batch_stride : NULL;
+        pl_tile_fn tile = pl_tiles[nb - 1];
+        /* the tiles read x in place, or the chunk's scaled copy (rows of pl_chunk16, position q0 first), made once
+           for the panels that follow on this thread */
+        const float *src = x;
+        int64_t ld = hw, first = 0;
+        if (scale) {
+            ld = pl_chunk16(g);
+            if (scaled != rest) pl_scale_chunk(x, hw, K, q0, q1 - q0, scale, j->pro->channel_stride, xs, ld);
+            scaled = rest;
+            src = xs;
+            first = q0;
+        }
+        for (int64_t k0 = 0; k0 < K; k0 += MRT_SGEMM_K_BLOCK) {
+            int64_t kc = K - k0 < MRT_SGEMM_K_BLOCK ? K - k0 : MRT_SGEMM_K_BLOCK;
+            for (int64_t q = q0; q < q1; q += PL_POS) {
+                const float *xq[PL_POS]; /* past q1: the last position again, computed and not stored */
+                for (int i = 0; i < PL_POS; i++) xq[i] = src + k0 * ld + (q + i < q1 ? q + i : q1 - 1) - first;
+                tile(xq, ld, j->wt + (b0 * K + k0) * PL_LANES, K * PL_LANES, kc, k0 > 0, os + (q - q0) * PL_PANEL);
+            }
+        }
+        for (int v = 0; v < nb; v++) {
+            int64_t ch0 = (b0 + v) * PL_LANES, nch = p->m - ch0 < PL_LANES ? p->m - ch0 : PL_LANES;
+            pl_store(j, os, v, n, ch0, nch, q0, q1 - q0, reg_ep ? &re : NULL);
+        }
+        if (!reg_ep) {
+            int64_t ch0 = b0 * PL_LANES, nch = (b0 + nb) * PL_LANES < p->m ? nb * PL_LANES : p->m - ch0;
+            int64_t at = (n * p->m + ch0) * hw + q0;
+            mrt_epilogue_apply_rows(j->ep, j->y + at, nch, q1 - q0, hw, ch0, at);
+        }
+    }
+}
+#endif
+
+bool mrt_conv_pointwise_lanes(const mrt_op_ctx *ctx, const mrt_conv_params *p, const float *x, const float *packed,
+                              const float *b, float *y, const mrt_prologue *pro, const mrt_epilogue *ep, float *ws)
+{
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+    pl_job j = {.p = p, .x = x, .wt = packed, .b = b, .y = y, .ws = ws, .pro = pro && pro->scale ? pro : NULL, .ep = ep};
+    if (!mrt_cpu_has_avx512f() || !pl_geometry(p, &j.g)) return false;
+    j.threads = ctx && ctx->n_threads > 1 ? ctx->n_threads : 1;
+    mrt_parallel_for(ctx, p->n * j.g.chunks * j.g.panels, 1, pl_tasks, &j);
+    return true;
+#else
+    (void)ctx, (void)p, (void)x, (void)packed, (void)b, (void)y, (void)pro, (void)ep, (void)ws;
+    return false;
+#endif
+}
