@@ -91,17 +91,22 @@ int64_t mrt_conv_grouped_packed_floats(const mrt_conv_params *p)
     return gc_geometry(p, &g) ? p->group * g.blocks * g.K * GC_LANES : 0;
 }
 
+void mrt_pack_lanes16(const float *w, int64_t m, int64_t k, float *packed)
+{
+    for (int64_t ob = 0; ob < (m + GC_LANES - 1) / GC_LANES; ob++)
+        for (int64_t kk = 0; kk < k; kk++)
+            for (int64_t l = 0; l < GC_LANES; l++) {
+                int64_t o = ob * GC_LANES + l;
+                *packed++ = o < m ? w[o * k + kk] : 0.0f;
+            }
+}
+
 void mrt_conv_grouped_pack_weights(const mrt_conv_params *p, const float *w, float *packed)
 {
     gc_geom g;
     if (!gc_geometry(p, &g)) return;
     for (int64_t gi = 0; gi < p->group; gi++)
-        for (int64_t ob = 0; ob < g.blocks; ob++)
-            for (int64_t k = 0; k < g.K; k++)
-                for (int64_t l = 0; l < GC_LANES; l++) {
-                    int64_t o = ob * GC_LANES + l;
-                    *packed++ = o < g.mg ? w[(gi * g.mg + o) * g.K + k] : 0.0f;
-                }
+        mrt_pack_lanes16(w + gi * g.mg * g.K, g.mg, g.K, packed + gi * g.blocks * g.K * GC_LANES);
 }
 
 #ifdef MRT_HAVE_AVX512_INTRINSICS

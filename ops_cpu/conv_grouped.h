@@ -16,6 +16,10 @@ extern "C" {
    whose input rows exceed the scratch, no AVX-512). */
 int64_t mrt_conv_grouped_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads);
 
+/* w [m, k] as [block of 16 rows][k][lane]: lane l of block b is row 16 b + l (0 past m); its columns as vectors
+   of 16 rows, for the kernels whose lanes are output channels (this one, per group, and conv_pointwise.c) */
+void mrt_pack_lanes16(const float *w, int64_t m, int64_t k, float *packed);
+
 /* W [M, C / group, KH, KW] rearranged for it (prepare): floats, and the rearrangement. */
 int64_t mrt_conv_grouped_packed_floats(const mrt_conv_params *p);
 void mrt_conv_grouped_pack_weights(const mrt_conv_params *p, const float *w, float *packed);

@@ -16,6 +16,7 @@
  * epilogues run over the task's rows while they are in cache. */
 #include "ops_cpu/conv_pointwise.h"
 
+#include "ops_cpu/conv_grouped.h"
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/sgemm.h"
 #include "ops_cpu/simd.h"
@@ -90,13 +91,7 @@ int64_t mrt_conv_pointwise_lanes_packed_floats(const mrt_conv_params *p)
 void mrt_conv_pointwise_lanes_pack_weights(const mrt_conv_params *p, const float *w, float *packed)
 {
     pl_geom g;
-    if (!pl_geometry(p, &g)) return;
-    for (int64_t ob = 0; ob < g.blocks; ob++)
-        for (int64_t k = 0; k < p->c; k++)
-            for (int64_t l = 0; l < PL_LANES; l++) {
-                int64_t o = ob * PL_LANES + l;
-                *packed++ = o < p->m ? w[o * p->c + k] : 0.0f;
-            }
+    if (pl_geometry(p, &g)) mrt_pack_lanes16(w, p->m, p->c, packed);
 }
 
 #ifdef MRT_HAVE_AVX512_INTRINSICS
