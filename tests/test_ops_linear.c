@@ -586,8 +586,9 @@ Test(linear, conv_grouped_channels_as_lanes)
         }
 }
 
-/* 1x1 Convs on planes of 4 to 256 positions take ops_cpu/conv_pointwise.c (output channels as lanes, 7 positions a
-   tile, chunks of up to 112 positions, panels of up to three 16-channel blocks): the GEMM's chains bit for bit */
+/* 1x1 Convs on planes of 4 to 256 positions with 16 or more output channels, no more than input channels, take
+   ops_cpu/conv_pointwise.c (output channels as lanes, 7 positions a tile, chunks of up to 112 positions, panels of
+   up to three 16-channel blocks): the GEMM's chains bit for bit */
 Test(linear, conv_pointwise_channels_as_lanes)
 {
     th_rng r;
@@ -598,11 +599,11 @@ Test(linear, conv_pointwise_channels_as_lanes)
     } cases[] = {
         {1, 576, 96, 14, 14, true},  /* MobileNetV2's 14x14 projection: three k blocks, two chunks, two panels */
         {1, 960, 160, 7, 7, false},  /* its 7x7 one: four k blocks, ten blocks as panels of 3, 3, 2, 2 */
-        {1, 96, 576, 14, 14, true},  /* an expansion: twelve full panels */
-        {2, 24, 40, 16, 16, true},   /* a partial last block (8 channels), two images, the largest plane */
-        {1, 7, 17, 5, 3, false},     /* 15 positions: a tile of one; a block of one channel */
+        {1, 576, 576, 14, 14, true}, /* twelve full panels */
+        {2, 40, 40, 16, 16, true},   /* a partial last block (8 channels), two images, the largest plane */
+        {1, 17, 17, 5, 3, false},    /* 15 positions: a tile of one; a block of one channel */
         {1, 33, 16, 2, 2, true},     /* the smallest plane: one tile, its last three positions repeats */
-        {1, 40, 48, 15, 17, true},   /* 255 positions: three chunks of 91, 91 and 73 */
+        {1, 48, 48, 15, 17, true},   /* 255 positions: three chunks of 91, 91 and 73 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int t = 1; t <= 2; t++) {
@@ -615,6 +616,16 @@ Test(linear, conv_pointwise_channels_as_lanes)
                      (long long)cc.c, (long long)cc.m, (long long)cc.in[0], (long long)cc.in[1], t);
             run_conv(&r, &cc, label);
         }
+    /* 1-D and 3-D: the path takes a plane's positions as one flat run (against the float64 reference only) */
+    for (int t = 1; t <= 2; t++) {
+        conv_case c1 = {.nsp = 1, .n = 2, .c = 40, .m = 32, .group = 1, .in = {100}, .k = {1}, .s = {1}, .d = {1},
+                        .auto_pad = "NOTSET", .bias = true, .kernel_attr = true, .dt = MRT_DTYPE_FLOAT, .threads = t};
+        run_conv(&r, &c1, "pointwise 1-D, 100 positions");
+        conv_case c3 = {.nsp = 3, .n = 1, .c = 300, .m = 20, .group = 1, .in = {3, 5, 7}, .k = {1, 1, 1},
+                        .s = {1, 1, 1}, .d = {1, 1, 1}, .auto_pad = "NOTSET", .bias = false, .kernel_attr = true,
+                        .dt = MRT_DTYPE_FLOAT, .threads = t};
+        run_conv(&r, &c3, "pointwise 3-D, 105 positions");
+    }
 }
 
 Test(linear, conv_pointwise_and_halves)
