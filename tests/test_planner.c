@@ -82,6 +82,18 @@ static mrt_model *empty_model(int opset, const char *const *inputs)
     return m;
 }
 
+/* A session of m (default options) after one run with x bound to "x"; its stats in *st. The caller frees it. */
+static mrt_session *run_x_once(mrt_model *m, const mrt_tensor *x, mrt_session_stats *st)
+{
+    mrt_session *s;
+    cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+    const char *name = "x";
+    mrt_value v = mrt_value_from_tensor(*x);
+    cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s", mrt_last_error());
+    mrt_session_get_stats(s, st);
+    return s;
+}
+
 /* x -> Shape -> Gather(0) -> Unsqueeze -> Concat(with [-1]) -> Reshape(x): the shape arithmetic folds. */
 Test(planner, shape_chain_folds_once_input_shapes_are_known)
 {
@@ -105,13 +117,8 @@ Test(planner, shape_chain_folds_once_input_shapes_are_known)
     th_rng r;
     th_rng_init(&r, th_seed("planner.shape_chain"));
     mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4}, -1, 1);
-    mrt_session *s;
-    cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK);
-    const char *name = "x";
-    mrt_value xv = mrt_value_from_tensor(x);
-    cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK, "%s", mrt_last_error());
     mrt_session_stats st;
-    mrt_session_get_stats(s, &st);
+    mrt_session *s = run_x_once(m, &x, &st);
     cr_assert_eq(st.nodes_before, 6);
     cr_assert_eq(st.nodes_after, 1, "only Reshape runs (folded: Shape, Gather, Unsqueeze, Concat; dead: Neg), got %d",
                  st.nodes_after);
@@ -123,6 +130,8 @@ Test(planner, shape_chain_folds_once_input_shapes_are_known)
     cr_assert_eq(memcmp(y->data, x.data, 24 * sizeof(float)), 0);
     /* same shapes again: the plan is reused (the plan time stays the first one's) */
     double first_plan_ms = st.plan_ms;
+    const char *name = "x";
+    mrt_value xv = mrt_value_from_tensor(x);
     cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK);
     mrt_session_get_stats(s, &st);
     cr_assert_eq(st.plan_ms, first_plan_ms, "a second run with the same shapes must not re-plan");
@@ -231,13 +240,8 @@ Test(planner, softmax_family_runs_in_place_over_a_dying_input)
             mrt_node_add_attr_int(n, "axis", axis);
             mrt_graph_add_node(g, "neg2", "Neg", "", 1, (const char *[]){"u"}, 1, (const char *[]){"y"}, &n);
             mrt_graph_add_output(g, "y", NULL, NULL);
-            mrt_session *s;
-            cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK);
-            const char *name = "x";
-            mrt_value v = mrt_value_from_tensor(x);
-            cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s", mrt_last_error());
             mrt_session_stats st;
-            mrt_session_get_stats(s, &st);
+            mrt_session *s = run_x_once(m, &x, &st);
             cr_assert_eq(st.inplace_count, 1, "%s axis %d: over t in place", ops[k], axis);
             const float *y = mrt_session_output(s, 0)->tensor.data;
             /* the reference: rows along `axis` of t = -x */
