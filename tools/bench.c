@@ -33,6 +33,8 @@ static const char bench_usage[] =
     "                        (as in 'minirt run'), so the profile times each kernel alone\n"
     "  --no-winograd         3x3 stride-1 float32 Convs by the GEMM (im2col's sums, as every other Conv)\n"
     "                        instead of Winograd's F(2x2, 3x3)\n"
+    "  --no-mem-plan         one buffer per value instead of the planned arena (as 'minirt run'): how much\n"
+    "                        the arena's reuse of memory costs or saves\n"
     "  --plugin LIB.so       load an op plugin first (repeatable)\n"
     "  --quiet               print only the summary line\n";
 
@@ -510,8 +512,8 @@ static int write_json(const bench_args *a, const bench_stats *s, const double *t
     fprintf(f, ", \"threads\": %d, \"cores_online\": %ld, \"blas_core\": ", mrt_session_n_threads(sess),
             sysconf(_SC_NPROCESSORS_ONLN));
     json_string(f, mrt_blas_core_name());
-    fprintf(f, ", \"fusion\": %s, \"winograd\": %s, \"tf32\": \"not applicable (CPU)\"}\n}\n", opt->no_fuse ? "false" : "true",
-            opt->no_winograd ? "false" : "true");
+    fprintf(f, ", \"fusion\": %s, \"winograd\": %s, \"memory_plan\": %s, \"tf32\": \"not applicable (CPU)\"}\n}\n",
+            opt->no_fuse ? "false" : "true", opt->no_winograd ? "false" : "true", opt->no_mem_plan ? "false" : "true");
     if (fclose(f) != 0) {
         cli_error("error writing '%s'", a->json);
         return MRT_EXIT_ERROR;
@@ -599,6 +601,8 @@ int cmd_bench(int argc, char **argv)
             opt.no_fuse = true;
         } else if (!strcmp(o, "--no-winograd")) {
             opt.no_winograd = true;
+        } else if (!strcmp(o, "--no-mem-plan")) {
+            opt.no_mem_plan = true;
         } else if (!strcmp(o, "--quiet")) {
             a.quiet = true;
         } else if (!strcmp(o, "--threads") && has_next) {
@@ -684,10 +688,10 @@ int cmd_bench(int argc, char **argv)
     provenance pv;
     read_provenance(&pv);
     if (!a.quiet) {
-        printf("model: %s\ndevice: %s (%s), %d threads, BLAS kernels %s%s%s\nclocks: %s\n", a.model,
+        printf("model: %s\ndevice: %s (%s), %d threads, BLAS kernels %s%s%s%s\nclocks: %s\n", a.model,
                opt.device ? opt.device : "cpu", pv.cpu, mrt_session_n_threads(s), mrt_blas_core_name(),
                opt.no_fuse ? ", fusion off (--no-fuse)" : "", opt.no_winograd ? ", Winograd off (--no-winograd)" : "",
-               pv.clock);
+               opt.no_mem_plan ? ", memory plan off (--no-mem-plan)" : "", pv.clock);
         printf("warm-up: %d runs in %.0f ms (the first, which plans: %.3f ms)\n", warm, m0 - t0, first);
     }
     printf("%d runs: min %.3f  mean %.3f  median %.3f  p90 %.3f  p95 %.3f  p99 %.3f  max %.3f ms  cv %.2f%%\n", bs.n,

@@ -40,6 +40,13 @@ echo "$out" | grep -q "^device: .*, Winograd off (--no-winograd)$" && ok || bad 
 grep -q '"winograd": false' "$work/bench_nowino.json" && ok || bad "--no-winograd not in the JSON"
 grep -q '"winograd": true' "$work/bench.json" && ok || bad "Winograd not recorded in the JSON of a default run"
 
+# --no-mem-plan: said in the header and the JSON, and the same output summary as the planned run
+out=$("$minirt" bench "$src/models/tiny_cnn.onnx" --input "$src/models/tiny_cnn_input.npy" --threads 1 --no-mem-plan \
+    --warmup-ms 0 --iterations 3 --duration 0 --json "$work/bench_nomem.json" 2>&1) || bad "bench --no-mem-plan exited $?: $out"
+echo "$out" | grep -q "^device: .*, memory plan off (--no-mem-plan)$" && ok || bad "--no-mem-plan not in the header: $out"
+grep -q '"memory_plan": false' "$work/bench_nomem.json" && ok || bad "--no-mem-plan not in the JSON"
+grep -q '"memory_plan": true' "$work/bench.json" && ok || bad "the memory plan not recorded in the JSON of a default run"
+
 # synthetic inputs when the shape is static; a clear usage error otherwise
 out=$("$minirt" bench "$src/models/tiny_cnn.onnx" --threads 1 --warmup-ms 0 --iterations 3 --duration 0 2>&1) ||
     bad "bench with synthetic input exited $?: $out"
