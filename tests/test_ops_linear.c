@@ -495,6 +495,38 @@ Test(linear, conv_3x3_winograd)
     }
 }
 
+/* Winograd's transformed weights are 16/9 of W and serve at most 16 tiles on images of up to 8x8 outputs: past 2^20
+   floats (4 MB) they are streamed from memory at every run, and such Convs take the GEMM (engine/opdef/conv.c).
+   The rule is the shapes' alone; the Conv it excludes gives the GEMM's chains bit for bit (run_conv). */
+Test(linear, conv_3x3_small_images_with_large_weights_take_the_gemm)
+{
+    static const struct {
+        int64_t c, m, hw;
+        bool winograd;
+    } rule[] = {
+        {512, 512, 7, false}, /* ResNet-18's layer4: 16 tiles, 16 M C = 4 Mi floats */
+        {300, 256, 6, false}, /* 9 tiles */
+        {256, 256, 7, true},  /* 16 M C = 2^20 exactly: kept */
+        {512, 512, 14, true}, /* 49 tiles */
+        {512, 512, 9, true},  /* 25 tiles */
+    };
+    for (size_t i = 0; i < sizeof rule / sizeof *rule; i++) {
+        mrt_conv_params p = {.n = 1, .c = rule[i].c, .m = rule[i].m, .group = 1, .kernel_numel = 9,
+                             .win = {.nsp = 2, .in = {rule[i].hw, rule[i].hw}, .out = {rule[i].hw, rule[i].hw},
+                                     .kernel = {3, 3}, .stride = {1, 1}, .dilation = {1, 1},
+                                     .pad_begin = {1, 1}, .pad_end = {1, 1}}};
+        cr_assert_eq(mrt_conv_winograd_floats(&p, MRT_DTYPE_FLOAT, true, 2) > 0, rule[i].winograd,
+                     "%lld -> %lld at %lldx%lld: Winograd %s", (long long)rule[i].c, (long long)rule[i].m,
+                     (long long)rule[i].hw, (long long)rule[i].hw, rule[i].winograd ? "expected" : "not expected");
+    }
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_3x3_large_weights"));
+    conv_case cc = {.nsp = 2, .n = 1, .c = 300, .m = 256, .group = 1, .in = {7, 7}, .k = {3, 3}, .s = {1, 1},
+                    .d = {1, 1}, .pads = {1, 1, 1, 1}, .auto_pad = "NOTSET", .bias = true, .kernel_attr = true,
+                    .dt = MRT_DTYPE_FLOAT, .threads = 2};
+    run_conv(&r, &cc, "3x3 300 -> 256 at 7x7 on the GEMM");
+}
+
 /* Many small groups (RegNet, ResNeXt) go to the threads whole, each group's product serial: against the float64
    reference, and the same bits as one thread (where each product is split over nothing) */
 Test(linear, conv_groups_split_over_threads_keep_the_bits)
