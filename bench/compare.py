@@ -362,14 +362,26 @@ def median(row, engine):
 # ------------------------------------------------------------------ report
 
 def cpu_model():
+    """The CPU's name, family/model numbers and L2 size: VMs often show only "Intel(R) Xeon(R) Processor" or "AMD
+    EPYC", and reports from different machines (whose ratios differ a lot) must be told apart."""
+    info = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or "unknown CPU"
+    name = info.get("model name") or platform.processor() or "unknown CPU"
+    extra = []
+    if "cpu family" in info and "model" in info:
+        extra.append(f"family {info['cpu family']}, model {info['model']}")
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as f:
+            extra.append(f"L2 {f.read().strip()} per core")
+    except OSError:
+        pass
+    return f"{name} ({'; '.join(extra)})" if extra else name
 
 
 def git_head():
