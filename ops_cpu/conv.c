@@ -1071,7 +1071,7 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
     int64_t out_numel = prod(p.win.nsp, p.win.out), ck = p.c / p.group * p.kernel_numel;
     MRT_TRY(mrt_lin_blas_check(ctx, p.m / p.group, out_numel, ck));
     const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *b = mrt_input(ctx, 2);
-    /* engine/fuse.c fuses an input scale only into a pointwise group-1 float Conv, which takes the GEMM's paths */
+    /* engine/fuse.c fuses an input scale only into a pointwise group-1 float Conv: the GEMM's paths or the lanes path */
     if (ctx->prologue && (x->dtype != MRT_DTYPE_FLOAT || p.group != 1 || !is_pointwise(&p.win)))
         return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
                         "node '%s' (Conv): internal error: an input scale was fused into a Conv that is not a pointwise "
