@@ -169,9 +169,6 @@ static void exp_generic(float *y, const float *x, int64_t n)
 }
 
 #ifdef VM_HAVE_AVX512
-/* exp_generic's loop body on 16 lanes, operation for operation. The powers of two come from scalef (exact here:
-   1 scaled by an integer in [-150, 128]); GCC's vectorisation of the loop built them from integer bits, and spent
-   most of Whisper's Softmax time there. */
 /* exp_parts_f on 16 lanes, operation for operation: returns m_hi, sets *m_lo and *nf (e as a float) */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 exp_parts16(__m512 v, __m512 *m_lo, __m512 *nf)
 {
@@ -194,6 +191,9 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 exp_parts
     return m_hi;
 }
 
+/* exp_generic's loop body on 16 lanes, operation for operation. The powers of two come from scalef (exact here:
+   1 scaled by an integer in [-150, 128]); GCC's vectorisation of the loop built them from integer bits, and spent
+   most of Whisper's Softmax time there. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16(__m512 v, bool nonpositive)
 {
     const __m512 one = _mm512_set1_ps(1.0f);

@@ -82,16 +82,23 @@ static mrt_model *empty_model(int opset, const char *const *inputs)
     return m;
 }
 
-/* A session of m (default options) after one run with x bound to "x"; its stats in *st. The caller frees it. */
-static mrt_session *run_x_once(mrt_model *m, const mrt_tensor *x, mrt_session_stats *st)
+/* A session of m with opt (NULL: the defaults) after one run with x bound to "x" (what: the case, for messages); its
+   stats in *st. The caller frees it. */
+static mrt_session *run_x_once_opt(mrt_model *m, const mrt_session_options *opt, const mrt_tensor *x,
+                                   mrt_session_stats *st, const char *what)
 {
     mrt_session *s;
-    cr_assert_eq(mrt_session_new(m, NULL, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert_eq(mrt_session_new(m, opt, &s), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
     const char *name = "x";
     mrt_value v = mrt_value_from_tensor(*x);
-    cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
     mrt_session_get_stats(s, st);
     return s;
+}
+
+static mrt_session *run_x_once(mrt_model *m, const mrt_tensor *x, mrt_session_stats *st)
+{
+    return run_x_once_opt(m, NULL, x, st, "x");
 }
 
 /* x -> Shape -> Gather(0) -> Unsqueeze -> Concat(with [-1]) -> Reshape(x): the shape arithmetic folds. */
@@ -326,13 +333,11 @@ static mrt_model *concat_model(const concat_case *cc)
 static mrt_session_stats run_x_twice(mrt_model *m, const mrt_session_options *opt, const mrt_tensor *x, int n_out,
                                      mrt_tensor *out, const char *what)
 {
-    mrt_session *s;
-    cr_assert_eq(mrt_session_new(m, opt, &s), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
+    mrt_session_stats st;
+    mrt_session *s = run_x_once_opt(m, opt, x, &st, what);
     const char *name = "x";
     mrt_value v = mrt_value_from_tensor(*x);
-    for (int run = 0; run < 2; run++)
-        cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
-    mrt_session_stats st;
+    cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s: %s", what, mrt_last_error());
     mrt_session_get_stats(s, &st);
     for (int o = 0; o < n_out; o++) cr_assert_eq(mrt_tensor_copy(&out[o], &mrt_session_output(s, o)->tensor), MRT_STATUS_OK);
     mrt_session_free(s);
