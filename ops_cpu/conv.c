@@ -899,7 +899,7 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
             for (int64_t oh = b0; oh < b1; oh++)
                 for (int64_t ow0 = 0; ow0 < OW; ow0 += MRT_SGEMM_NR) {
                     int nr = (int)(OW - ow0 < MRT_SGEMM_NR ? OW - ow0 : MRT_SGEMM_NR);
-                    ep_done &= mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, brows[oh - b0], ow0,
+                    ep_done &= mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, NULL, brows[oh - b0], ow0,
                                                    j->y + m0 * ohw + oh * OW + ow0, ohw, false, mr, nr,
                                                    j->bias ? j->bias + m0 : NULL, j->ep, m0,
                                                    j->at0 + oh * OW + m0 * ohw + ow0);
@@ -992,7 +992,7 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
                 const float *a = j->a + k0 * a_rows + m0 * kc, *bias = last && j->bias ? j->bias + m0 : NULL;
                 const mrt_epilogue *ep = last ? j->ep : NULL;
                 for (int64_t c = c0; c < c1; c += MRT_SGEMM_NR) {
-                    bool done = mrt_sgemm_tile_rows(kc, a, brows, c, j->y + m0 * j->hw + c, j->hw, k0 > 0, mr,
+                    bool done = mrt_sgemm_tile_rows(kc, a, NULL, brows, c, j->y + m0 * j->hw + c, j->hw, k0 > 0, mr,
                                                     MRT_SGEMM_NR, bias, ep, m0, j->at0 + m0 * j->hw + c);
                     if (last) ep_done &= done;
                 }
@@ -1000,7 +1000,7 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
                     const float *tail_brows[MRT_SGEMM_K_BLOCK];
                     for (int64_t kk = 0; kk < kc; kk++) tail_brows[kk] = brows[kk] + j->full;
                     if (last) tail_brows[kc - 1] = last_row;
-                    bool done = mrt_sgemm_tile_rows(kc, a, tail_brows, 0, j->y + m0 * j->hw + j->full, j->hw, k0 > 0, mr,
+                    bool done = mrt_sgemm_tile_rows(kc, a, NULL, tail_brows, 0, j->y + m0 * j->hw + j->full, j->hw, k0 > 0, mr,
                                                     tail, bias, ep, m0, j->at0 + m0 * j->hw + j->full);
                     if (last) ep_done &= done;
                 }

@@ -290,23 +290,23 @@ static void tile_generic(int64_t kc, const float *a, const float *a_next, const 
    stems and the 1x1 in-place path 1% (the 32->16 1x1 at 112x112: 0.144 -> 0.146 ms). */
 #define TILE_ROWS_AVX512(NV, SUF, LOAD)                                                                            \
     __attribute__((target("avx512f"))) static void tile_rows_avx512##SUF##_ep_##NV(                                \
-        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
+        int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
         const float *bias, const mrt_reg_epilogue *te)                                                             \
     {                                                                                                              \
         const bool load = LOAD;                                                                                    \
-        TILE_AVX512_BODY(NV, brows[kk] + boff, MR)                                                                 \
+        TILE_AVX512_BODY_PF(NV, brows[kk] + boff, MR)                                                                 \
     }                                                                                                              \
     __attribute__((target("avx512f"))) static void tile_rows_avx512##SUF##_##NV(                                   \
-        int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
+        int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
         const float *bias, const mrt_reg_epilogue *ep)                                                             \
     {                                                                                                              \
         if (ep) {                                                                                                  \
-            tile_rows_avx512##SUF##_ep_##NV(kc, a, brows, boff, c, ldc, mr, nr, bias, ep);                         \
+            tile_rows_avx512##SUF##_ep_##NV(kc, a, a_next, brows, boff, c, ldc, mr, nr, bias, ep);                         \
             return;                                                                                                \
         }                                                                                                          \
         const bool load = LOAD;                                                                                    \
         const mrt_reg_epilogue *te = NULL;                                                                         \
-        TILE_AVX512_BODY(NV, brows[kk] + boff, MR)                                                                 \
+        TILE_AVX512_BODY_PF(NV, brows[kk] + boff, MR)                                                                 \
     }
 /* A's rows read in place (a product whose A is an activation, a MatMul's: packing it cost Whisper's encoder 6.6% of
    its run, writing and reading again a copy of its 36 MB attention weights): row i's value for k block column kk at
@@ -379,9 +379,9 @@ static void tile_avx512(int64_t kc, const float *a, const float *a_next, const f
 }
 #endif
 
-bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, int64_t boff, float *c, int64_t ldc,
-                         bool accumulate, int mr, int nr, const float *bias, const mrt_epilogue *ep, int64_t ep_channel0,
-                         int64_t ep_at)
+bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff,
+                         float *c, int64_t ldc, bool accumulate, int mr, int nr, const float *bias, const mrt_epilogue *ep,
+                         int64_t ep_channel0, int64_t ep_at)
 {
 #ifdef MRT_HAVE_AVX512_INTRINSICS
     if (mrt_cpu_has_avx512f()) {
@@ -389,13 +389,13 @@ bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *const *brows, 
         bool with_ep = mrt_reg_epilogue_of(ep, ep_channel0, ep_at, &te);
         const mrt_reg_epilogue *tp = with_ep ? &te : NULL;
         if (accumulate) {
-            if (nr > 32) tile_rows_avx512_acc_3(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else if (nr > 16) tile_rows_avx512_acc_2(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else tile_rows_avx512_acc_1(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
+            if (nr > 32) tile_rows_avx512_acc_3(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
+            else if (nr > 16) tile_rows_avx512_acc_2(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
+            else tile_rows_avx512_acc_1(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
         } else {
-            if (nr > 32) tile_rows_avx512_3(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else if (nr > 16) tile_rows_avx512_2(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else tile_rows_avx512_1(kc, a, brows, boff, c, ldc, mr, nr, bias, tp);
+            if (nr > 32) tile_rows_avx512_3(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
+            else if (nr > 16) tile_rows_avx512_2(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
+            else tile_rows_avx512_1(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
         }
         return with_ep;
     }
