@@ -62,6 +62,7 @@ typedef struct dw_job {
     int64_t nb;                 /* output rows per band (0: the bounds-checked fallback) */
     int64_t pps;                /* floats per phase plane (for nb rows), slack included, rounded to 16 */
     const int64_t *tap_off;     /* per tap (kh, kw): its first input in the scratch (phase plane + offset) */
+    int64_t n_img, bands;       /* images; bands of output rows per plane (dw_range's tasks: band-major) */
 } dw_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -398,7 +399,7 @@ static const dw_direct_fn dw_reuse_fns[3][2][2][4] = {
    as a pass over the rows, it was most of the 2.2% of MobileNetV2's perf samples in post_bn_clamp); another one,
    when with_epilogue, to groups of rows of about 4K outputs while they are still in L1. Returns whether the plane's
    epilogue is done. */
-static bool dw_plane_direct(const dw_job *j, int64_t plane, bool with_epilogue)
+static bool dw_plane_direct(const dw_job *j, int64_t plane, int64_t r_lo, int64_t r_hi, bool with_epilogue)
 {
     int64_t c = plane % j->C, OW = j->OW;
     const float *xp = j->x + plane * j->H * j->W, *wp = j->w + c * j->KH * j->KW;
@@ -407,8 +408,8 @@ static bool dw_plane_direct(const dw_job *j, int64_t plane, bool with_epilogue)
     bool in_regs = mrt_reg_epilogue_of(j->ep, c, plane * j->OH * OW, &re);
     int64_t rows = in_regs ? j->OH : OW >= 4096 ? 1 : 4096 / OW;
     int kind = j->KH == 3 && j->KW == 3 ? 1 : j->KH == 5 && j->KW == 5 ? 2 : j->KH == 7 && j->KW == 7 ? 3 : 0;
-    for (int64_t oh0 = 0; oh0 < j->OH; oh0 += rows) {
-        int64_t oh1 = oh0 + rows < j->OH ? oh0 + rows : j->OH;
+    for (int64_t oh0 = r_lo; oh0 < r_hi; oh0 += rows) {
+        int64_t oh1 = oh0 + rows < r_hi ? oh0 + rows : r_hi;
         for (int64_t ow0 = 0; ow0 < OW; ow0 += 64) {
             int64_t nv = (OW - ow0 + 15) / 16;
             int iv = (nv > 4 ? 4 : (int)nv) - 1;
@@ -600,7 +601,11 @@ static void dw_range(void *arg, int64_t begin, int64_t end)
     if (dw_direct_ok(j)) {
         int64_t size = j->OH * j->OW;
         if (size >= DW_EP_GROUP) {
-            for (int64_t pl = begin; pl < end; pl++) dw_plane_direct(j, pl, true);
+            int64_t planes = j->n_img * j->C;
+            for (int64_t t = begin; t < end; t++) {
+                int64_t band = t / planes, pl = t % planes;
+                dw_plane_direct(j, pl, j->OH * band / j->bands, j->OH * (band + 1) / j->bands, true);
+            }
             return;
         }
         /* small planes (7x7, 14x14): an epilogue not done in registers goes over several planes of one image at once */
@@ -609,7 +614,7 @@ static void dw_range(void *arg, int64_t begin, int64_t end)
             if (p1 > end) p1 = end;
             if (p1 > (p0 / j->C + 1) * j->C) p1 = (p0 / j->C + 1) * j->C;
             bool done = true;
-            for (int64_t pl = p0; pl < p1; pl++) done &= dw_plane_direct(j, pl, false);
+            for (int64_t pl = p0; pl < p1; pl++) done &= dw_plane_direct(j, pl, 0, j->OH, false);
             if (!done) mrt_epilogue_apply_rows(j->ep, j->y + p0 * size, p1 - p0, size, size, p0 % j->C, p0 * size);
         }
         return;
@@ -669,5 +674,16 @@ void mrt_depthwise2d_f32(const mrt_op_ctx *ctx, const mrt_conv_params *p, const 
         return;
     }
 #endif
-    mrt_parallel_for(ctx, planes, grain, dw_range, &j);
+    /* Large planes on several threads: each thread takes a band of rows of every plane (tasks band-major, so a
+       thread's share is its band), not a range of planes. The 1x1 convs around these (the GEMM's wide strips, the
+       in-place rows path) split by positions, so the input was written, and the output is read, by the thread that
+       owns those rows; by planes, half of each came from the other core's cache. MobileNetV2 on two threads, six
+       alternating runs: 3.62-3.73 -> 3.63-3.70 ms (per node: the 32@112 depthwise and the 1x1 after it 92 -> 86 us
+       each); EfficientNet-B0 unchanged. */
+    j.n_img = p->n;
+    j.bands = 1;
+#ifdef DW_HAVE_AVX512
+    if (ctx && ctx->n_threads > 1 && dw_direct_ok(&j) && j.OH * j.OW >= DW_EP_GROUP) j.bands = ctx->n_threads;
+#endif
+    mrt_parallel_for(ctx, planes * j.bands, grain, dw_range, &j);
 }
