@@ -189,6 +189,7 @@ typedef struct kcase {
     const char *attrs; /* "name=v,name=v" ints, or "name=a:b:c" ints lists */
     unit_kind unit;
     double work;       /* flops, or bytes moved */
+    bool causal;       /* input 0 gets -inf above the diagonal of its last two axes (a causal attention mask) */
 } kcase;
 
 #define CONV(nm, n, c, h, w, m, k, s, p, g)                                                                       \
@@ -240,6 +241,8 @@ static const kcase cases[] = {
      {false, true, false}, "pads=1:1:1:1", UNIT_GFLOPS, 2.0 * 64 * 32 * 32 * 64 * 9},
     {"softmax 1x12x64x64 (attention)", "Softmax", 1, {4}, {{1, 12, 64, 64}}, {false}, "axis=-1", UNIT_GBS,
      2.0 * 4 * 12 * 64 * 64},
+    {"softmax 1x12x64x64 causal", "Softmax", 1, {4}, {{1, 12, 64, 64}}, {false}, "axis=-1", UNIT_GBS,
+     2.0 * 4 * 12 * 64 * 64, true},
     {"layernorm 1x512x768", "LayerNormalization", 3, {3, 1, 1}, {{1, 512, 768}, {768}, {768}}, {false, true, true},
      "axis=-1", UNIT_GBS, 2.0 * 4 * 512 * 768},
     {"add 1x256x56x56", "Add", 2, {4, 4}, {{1, 256, 56, 56}, {1, 256, 56, 56}}, {false, false}, "", UNIT_GBS,
@@ -307,6 +310,12 @@ static double run_case(const kcase *k, int threads, bool no_winograd, double min
         st = mrt_tensor_alloc(&t[i], MRT_DTYPE_FLOAT, k->rank[i], k->shape[i]);
         for (int64_t j = 0, n = st ? 0 : mrt_tensor_numel(&t[i]); j < n; j++)
             ((float *)t[i].data)[j] = next_uniform() * (strcmp(k->op, "DeformConv") == 0 && i == 2 ? 2.0f : 1.0f);
+        if (!st && i == 0 && k->causal) { /* column > row in the last two axes */
+            int r = k->rank[0];
+            int64_t rows = k->shape[0][r - 2], cols = k->shape[0][r - 1], n = mrt_tensor_numel(&t[0]);
+            for (int64_t j = 0; j < n; j++)
+                if (j % cols > j / cols % rows) ((float *)t[0].data)[j] = -INFINITY;
+        }
         if (!st && k->constant[i]) {
             st = mrt_graph_set_initializer(m->graph, names[i], &t[i]); /* the graph owns it now */
             memset(&t[i], 0, sizeof t[i]);
