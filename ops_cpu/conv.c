@@ -1000,8 +1000,8 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
                     const float *tail_brows[MRT_SGEMM_K_BLOCK];
                     for (int64_t kk = 0; kk < kc; kk++) tail_brows[kk] = brows[kk] + j->full;
                     if (last) tail_brows[kc - 1] = last_row;
-                    bool done = mrt_sgemm_tile_rows(kc, a, NULL, tail_brows, 0, j->y + m0 * j->hw + j->full, j->hw, k0 > 0, mr,
-                                                    tail, bias, ep, m0, j->at0 + m0 * j->hw + j->full);
+                    bool done = mrt_sgemm_tile_rows(kc, a, NULL, tail_brows, 0, j->y + m0 * j->hw + j->full, j->hw,
+                                                    k0 > 0, mr, tail, bias, ep, m0, j->at0 + m0 * j->hw + j->full);
                     if (last) ep_done &= done;
                 }
             }

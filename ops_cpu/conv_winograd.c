@@ -286,8 +286,8 @@ static void wg_task(void *arg, int64_t task0, int64_t task1)
                     for (int64_t m0 = mc; m0 < mc + mcn; m0 += MRT_SGEMM_MR) {
                         int mr = (int)(mc + mcn - m0 < MRT_SGEMM_MR ? mc + mcn - m0 : MRT_SGEMM_MR);
                         const float *a_next = m0 + MRT_SGEMM_MR < mc + mcn ? u + (m0 + MRT_SGEMM_MR) * kc : next_block;
-                        mrt_sgemm_tile_rows(kc, u + m0 * kc, a_next, brows, 0, mb + xi * ms + (m0 - mc) * NB, NB, k0 > 0, mr,
-                                            (int)nt, NULL, NULL, 0, 0);
+                        mrt_sgemm_tile_rows(kc, u + m0 * kc, a_next, brows, 0, mb + xi * ms + (m0 - mc) * NB, NB,
+                                            k0 > 0, mr, (int)nt, NULL, NULL, 0, 0);
                     }
                 }
             for (int64_t ch = mc; ch < mc + mcn; ch++) {

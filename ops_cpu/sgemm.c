@@ -222,31 +222,32 @@ static void tile_generic(int64_t kc, const float *a, const float *a_next, const 
 /* the same, fetching into L2 the next tile's A panel (a_next) a line every two k: a large Conv's packed weights
    (ResNet-18's 512->512 3x3, 9.4 MB) come from memory once per run, in 8 KiB panel blocks too short and too far
    apart for the hardware prefetchers (minirt_kernels --cold, 512->512 at 7x7, 2 threads: 1.30 -> 1.18 ms) */
-#define TILE_AVX512_BODY_PF(NV, BROW, ROWS)                                                                         \
-    TILE_AVX512_BODY_A(NV, BROW, ROWS, a[i], MR, if (!(kk & 1)) _mm_prefetch((const char *)(a_next + kk * MR), _MM_HINT_T1);)
+#define TILE_AVX512_BODY_PF(NV, BROW, ROWS)                                                                        \
+    TILE_AVX512_BODY_A(NV, BROW, ROWS, a[i], MR,                                                                   \
+                       if (!(kk & 1)) _mm_prefetch((const char *)(a_next + kk * MR), _MM_HINT_T1);)
 /* the same with row i's k-th A value at AEL (a advancing ASTEP floats per k) */
-#define TILE_AVX512_BODY_A(NV, BROW, ROWS, AEL, ASTEP, PF)                                                           \
+#define TILE_AVX512_BODY_A(NV, BROW, ROWS, AEL, ASTEP, PF)                                                         \
     __m512 acc[ROWS][NV];                                                                                          \
     __mmask16 mask[NV];                                                                                            \
     for (int v = 0; v < NV; v++) mask[v] = mrt_mask16_first(nr - 16 * v);                                          \
     for (int i = 0; i < ROWS; i++)                                                                                 \
         for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                              \
-    if (load) /* C is added after the k loop: have it in L1 by then */                                            \
+    if (load) /* C is added after the k loop: have it in L1 by then */                                             \
         for (int i = 0; i < mr; i++)                                                                               \
             for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);          \
     for (int64_t kk = 0; kk < kc; kk++, a += (ASTEP)) {                                                            \
         const float *bk = (BROW);                                                                                  \
         PF                                                                                                         \
         __m512 bv[NV];                                                                                             \
-        for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(bk + 16 * v);                                        \
+        for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(bk + 16 * v);                                         \
         for (int i = 0; i < ROWS; i++) {                                                                           \
             __m512 ai = _mm512_set1_ps(AEL);                                                                       \
             for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                        \
         }                                                                                                          \
     }                                                                                                              \
     /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC        \
-       spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */          \
-    __m512 lo = _mm512_set1_ps(te ? te->lo : 0.0f), hi = _mm512_set1_ps(te ? te->hi : 0.0f);                      \
+       spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */           \
+    __m512 lo = _mm512_set1_ps(te ? te->lo : 0.0f), hi = _mm512_set1_ps(te ? te->hi : 0.0f);                       \
     _Pragma("GCC unroll 16") for (int i = 0; i < ROWS; i++) {                                                      \
         if (i >= mr) break;                                                                                        \
         __m512 ahi, alo, bhi, blo;                                                                                 \
@@ -266,14 +267,14 @@ static void tile_generic(int64_t kc, const float *a, const float *a_next, const 
    all MR rows, tile1_avx512 only the first (mr = 1: a classifier's one-row Gemm, which otherwise computes eight
    rows' chains for one) */
 #define TILE_AVX512(NAME, NV, ROWS)                                                                                \
-    __attribute__((target("avx512f"))) static void NAME##_ep_##NV(int64_t kc, const float *a, const float *a_next,  \
+    __attribute__((target("avx512f"))) static void NAME##_ep_##NV(int64_t kc, const float *a, const float *a_next, \
                                                                    const float *b, float *c, int64_t ldc, int mr,  \
                                                                    int nr, bool load, const float *bias,           \
                                                                    const mrt_reg_epilogue *te)                     \
     {                                                                                                              \
-        TILE_AVX512_BODY_PF(NV, b + kk * NR, ROWS)                                                                  \
+        TILE_AVX512_BODY_PF(NV, b + kk * NR, ROWS)                                                                 \
     }                                                                                                              \
-    __attribute__((target("avx512f"))) static void NAME##_##NV(int64_t kc, const float *a, const float *a_next,     \
+    __attribute__((target("avx512f"))) static void NAME##_##NV(int64_t kc, const float *a, const float *a_next,    \
                                                                 const float *b, float *c, int64_t ldc, int mr,     \
                                                                 int nr, bool load, const float *bias,              \
                                                                 const mrt_reg_epilogue *ep)                        \
@@ -283,56 +284,56 @@ static void tile_generic(int64_t kc, const float *a, const float *a_next, const 
             return;                                                                                                \
         }                                                                                                          \
         const mrt_reg_epilogue *te = NULL;                                                                         \
-        TILE_AVX512_BODY_PF(NV, b + kk * NR, ROWS)                                                                  \
+        TILE_AVX512_BODY_PF(NV, b + kk * NR, ROWS)                                                                 \
     }
 /* B's rows read in place (mrt_sgemm_tile_rows): row kk's floats from brows[kk] + boff; one k block, from 0
    (LOAD false) or added to C (LOAD true, the suffix _acc). LOAD is a constant: as a run-time flag it cost the
    stems and the 1x1 in-place path 1% (the 32->16 1x1 at 112x112: 0.144 -> 0.146 ms). */
 #define TILE_ROWS_AVX512(NV, SUF, LOAD)                                                                            \
     __attribute__((target("avx512f"))) static void tile_rows_avx512##SUF##_ep_##NV(                                \
-        int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
-        const float *bias, const mrt_reg_epilogue *te)                                                             \
+        int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff, float *c,        \
+        int64_t ldc, int mr, int nr, const float *bias, const mrt_reg_epilogue *te)                                \
     {                                                                                                              \
         const bool load = LOAD;                                                                                    \
-        TILE_AVX512_BODY_PF(NV, brows[kk] + boff, MR)                                                                 \
+        TILE_AVX512_BODY_PF(NV, brows[kk] + boff, MR)                                                              \
     }                                                                                                              \
     __attribute__((target("avx512f"))) static void tile_rows_avx512##SUF##_##NV(                                   \
-        int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff, float *c, int64_t ldc, int mr, int nr, \
-        const float *bias, const mrt_reg_epilogue *ep)                                                             \
+        int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff, float *c,        \
+        int64_t ldc, int mr, int nr, const float *bias, const mrt_reg_epilogue *ep)                                \
     {                                                                                                              \
         if (ep) {                                                                                                  \
-            tile_rows_avx512##SUF##_ep_##NV(kc, a, a_next, brows, boff, c, ldc, mr, nr, bias, ep);                         \
+            tile_rows_avx512##SUF##_ep_##NV(kc, a, a_next, brows, boff, c, ldc, mr, nr, bias, ep);                 \
             return;                                                                                                \
         }                                                                                                          \
         const bool load = LOAD;                                                                                    \
         const mrt_reg_epilogue *te = NULL;                                                                         \
-        TILE_AVX512_BODY_PF(NV, brows[kk] + boff, MR)                                                                 \
+        TILE_AVX512_BODY_PF(NV, brows[kk] + boff, MR)                                                              \
     }
 /* A's rows read in place (a product whose A is an activation, a MatMul's: packing it cost Whisper's encoder 6.6% of
    its run, writing and reading again a copy of its 36 MB attention weights): row i's value for k block column kk at
    a[aoff[i] + kk], aoff[i] = min(i, mr - 1) lda, so a panel's rows past mr read row mr - 1 again (computed, not
    stored) instead of past A's end. */
 #define TILE_A_AVX512(NV, ROWS, SUF)                                                                               \
-    __attribute__((target("avx512f"))) static void tile_a_avx512_ep##SUF##_##NV(                                 \
+    __attribute__((target("avx512f"))) static void tile_a_avx512_ep##SUF##_##NV(                                   \
         int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr, bool load, \
         const float *bias, const mrt_reg_epilogue *te)                                                             \
     {                                                                                                              \
         int64_t aoff[MR];                                                                                          \
         for (int i = 0; i < MR; i++) aoff[i] = (i < mr ? i : mr - 1) * lda;                                        \
-        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, )                                                   \
+        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, )                                                 \
     }                                                                                                              \
-    __attribute__((target("avx512f"))) static void tile_a_avx512##SUF##_##NV(                                    \
+    __attribute__((target("avx512f"))) static void tile_a_avx512##SUF##_##NV(                                      \
         int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr, bool load, \
         const float *bias, const mrt_reg_epilogue *ep)                                                             \
     {                                                                                                              \
         if (ep) {                                                                                                  \
-            tile_a_avx512_ep##SUF##_##NV(kc, a, lda, b, c, ldc, mr, nr, load, bias, ep);                         \
+            tile_a_avx512_ep##SUF##_##NV(kc, a, lda, b, c, ldc, mr, nr, load, bias, ep);                           \
             return;                                                                                                \
         }                                                                                                          \
         const mrt_reg_epilogue *te = NULL;                                                                         \
         int64_t aoff[MR];                                                                                          \
         for (int i = 0; i < MR; i++) aoff[i] = (i < mr ? i : mr - 1) * lda;                                        \
-        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, )                                                   \
+        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, )                                                 \
     }
 TILE_AVX512(tile_avx512, 1, MR)
 TILE_AVX512(tile_avx512, 2, MR)

@@ -78,10 +78,9 @@ typedef struct mrt_sgemm_out {
    row panel of a packed A (panel p of an m x kc matrix packed by mrt_sgemm_pack_a is at p * MR * kc). Each B row
    must have 16 ceil(nr / 16) floats readable from brows[kk] + boff. a_next: the packed A block the caller's next
    tile reads, fetched into L2 as this one goes (kc x MR floats from it must be inside one allocation), or NULL.
-   Returns true when it also applied ep (as
-   mrt_epilogue_apply_rows would, row 0 being channel ep_channel0 and C[0, 0] at flat output index ep_at), in
-   registers, which it does for [BatchNormalization] -> [Add] -> [Relu | Clip] on the AVX-512 path; false: ep is
-   left to the caller. */
+   Returns true when it also applied ep (as mrt_epilogue_apply_rows would, row 0 being channel ep_channel0 and
+   C[0, 0] at flat output index ep_at), in registers, which it does for [BatchNormalization] -> [Add] ->
+   [Relu | Clip] on the AVX-512 path; false: ep is left to the caller. */
 bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *a_next, const float *const *brows, int64_t boff,
                          float *c, int64_t ldc, bool accumulate, int mr, int nr, const float *bias, const mrt_epilogue *ep,
                          int64_t ep_channel0, int64_t ep_at);

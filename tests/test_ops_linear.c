@@ -635,7 +635,8 @@ Test(linear, conv_pointwise_channels_as_lanes)
         {2, 40, 40, 16, 16, true},   /* a partial last block (8 channels), two images, the largest plane */
         {1, 17, 17, 5, 3, false},    /* 15 positions: a tile of one; a block of one channel */
         {1, 33, 16, 2, 2, true},     /* the smallest plane: one tile, its last three positions repeats */
-        {1, 48, 48, 15, 17, true},   /* 255 positions: three chunks of 91, 91 and 73 */
+        {1, 48, 48, 15, 17, true},   /* 255 positions: three chunks of 91, 91 and 73 (two panels on 2 threads) */
+        {1, 320, 320, 7, 7, false},  /* twenty blocks: seven panels, eight on 2 threads (as many per thread) */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int t = 1; t <= 2; t++) {
