@@ -213,8 +213,8 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16(__m
     __m512 e1 = _mm512_max_ps(nf, _mm512_set1_ps(-120.0f));
     if (!nonpositive) e1 = _mm512_min_ps(e1, _mm512_set1_ps(120.0f));
     __m512 s1 = _mm512_scalef_ps(one, e1);
-    return _mm512_maskz_mov_ps((__mmask16)~zero,
-                               _mm512_scalef_ps(_mm512_fmadd_ps(m_hi, s1, _mm512_mul_ps(m_lo, s1)), _mm512_sub_ps(nf, e1)));
+    return _mm512_maskz_scalef_ps((__mmask16)~zero, _mm512_fmadd_ps(m_hi, s1, _mm512_mul_ps(m_lo, s1)),
+                                  _mm512_sub_ps(nf, e1));
 }
 
 __attribute__((target("avx512f"))) static void exp_avx512(float *y, const float *x, int64_t n)
