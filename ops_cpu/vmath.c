@@ -149,9 +149,9 @@ static inline float exp_parts_f(float x, float *m_lo, int32_t *n)
     return m_hi;
 }
 
-/* exp in float (Softmax's, after subtracting the row maximum): x clamped to [-104, 89], where the results round
-   to 0 and to inf; 2^n split in two so denormal and overflowing results get their rounding in the last multiply.
-   In the normal range (m_hi + m_lo) 2^n is rounded once, by the fmaf. At x <= -104 the result is +0, given
+/* exp in float (Softmax's, after subtracting the row maximum): x clamped to 89 from above, where the result rounds
+   to inf; 2^n split in two so denormal and overflowing results get their rounding in the last multiply. In the
+   normal range (m_hi + m_lo) 2^n is rounded once, by the fmaf. At x <= -104 the result rounds to +0 and is given
    directly: computed, its steps go through denormals, which cost the CPU a microcode assist each (a causal
    attention mask of -inf or float's lowest fills half of every Softmax row with such x: GPT-2's Softmax, 7 times
    slower than on unmasked rows). */
