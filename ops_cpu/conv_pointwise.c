@@ -61,7 +61,7 @@ static bool pl_geometry(const mrt_conv_params *p, pl_geom *g)
     return true;
 }
 
-/* Panel i: blocks [*b0, *b0 + *nb), the blocks dealt out evenly (10 blocks: 3, 3, 2, 2) */
+/* Panel i: blocks [*b0, *b0 + *nb), the blocks dealt out evenly (10 blocks in 4 panels: 2, 3, 2, 3) */
 static void pl_panel(const pl_geom *g, int64_t i, int64_t *b0, int *nb)
 {
     *b0 = g->blocks * i / g->panels;

@@ -630,7 +630,7 @@ Test(linear, conv_pointwise_channels_as_lanes)
         bool bias;
     } cases[] = {
         {1, 576, 96, 14, 14, true},  /* MobileNetV2's 14x14 projection: three k blocks, two chunks, two panels */
-        {1, 960, 160, 7, 7, false},  /* its 7x7 one: four k blocks, ten blocks as panels of 3, 3, 2, 2 */
+        {1, 960, 160, 7, 7, false},  /* its 7x7 one: four k blocks, ten blocks as panels of 2, 3, 2, 3 */
         {1, 576, 576, 14, 14, true}, /* twelve full panels */
         {2, 40, 40, 16, 16, true},   /* a partial last block (8 channels), two images, the largest plane */
         {1, 17, 17, 5, 3, false},    /* 15 positions: a tile of one; a block of one channel */
