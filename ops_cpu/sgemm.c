@@ -35,12 +35,6 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* floats, rounded up to a 64-byte multiple so that every part of the scratch stays aligned */
 static int64_t align16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
-/* Columns of a task's chunk: `panels` whole panels, at least one and at most max_cols' worth. */
-static int64_t chunk_cols(int64_t panels, int64_t max_cols)
-{
-    return NR * (panels < 1 ? 1 : panels > max_cols / NR ? max_cols / NR : panels);
-}
-
 /* Wide mode's column strips. A strip's packed B block holds at most K_BLOCK x STRIP floats (192 KiB, in L2), so a
    product with a short k gets wider strips: up to 64 panels when k <= 16. Long strips let each C row be written
    in long runs, a panel (MR rows) at a time; when C is not in cache (a large model's early layers, whose output
@@ -447,6 +441,8 @@ typedef struct sgemm_job {
     float *slots;           /* wide mode: one block of slot floats per thread */
     int64_t slot;           /* wide mode: slot_floats(n, k, threads), the size the workspace was given */
     int64_t row_chunk, col_chunk, n_col_chunks;
+    int64_t col_panels;     /* narrow mode, columns cut finer: column chunk c has panels [P c / n, P (c + 1) / n) of
+                               these P (else chunks of col_chunk columns) */
     int64_t panels, strips;  /* wide mode: strip t covers panels [panels t / strips, panels (t + 1) / strips) */
     int threads;            /* the count the scratch was sized for */
     int64_t b_stride;       /* narrow mode with one or two columns: floats between B's rows */
@@ -684,6 +680,10 @@ static void narrow_tasks(void *arg, int64_t t0, int64_t t1)
         int64_t ri = t / jb->n_col_chunks, ci = t % jb->n_col_chunks;
         int64_t m0 = ri * jb->row_chunk, m1 = min64(jb->m, m0 + jb->row_chunk);
         int64_t j0 = ci * jb->col_chunk, j1 = min64(jb->n, j0 + jb->col_chunk);
+        if (jb->col_panels) {
+            j0 = jb->col_panels * ci / jb->n_col_chunks * NR;
+            j1 = min64(jb->n, jb->col_panels * (ci + 1) / jb->n_col_chunks * NR);
+        }
         if (m1 - m0 <= MR) {
             /* one panel of rows (a classifier's one-row Gemm): each B panel's k blocks before the next panel, so
                the packed B, too large for the cache, is read as one stream */
@@ -838,18 +838,24 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
        column chunks of SHARED_STRIP. Splitting the columns of a short product instead scales badly: the
        Transformer's 64-row products ran at 1.3x on two threads with column chunks, 1.65-1.95x with row chunks. Only
        when there are too few row chunks for two per thread (a classifier's one-row Gemm) are the columns cut
-       finer, to make up four tasks per thread. */
+       finer, to make up four tasks per thread, as many for every thread and the panels dealt out evenly (MobileNetV2's
+       classifier, 21 panels: seven chunks of three gave one thread 12 panels and the other 9). */
     int64_t row_panels = ceil_div(m, MR), row_chunk = row_panels, row_chunks = 1;
     jb.col_chunk = SHARED_STRIP;
     if (threads > 1) {
         row_chunk = ceil_div(row_panels, 4 * (int64_t)threads);
         if (row_chunk < 2) row_chunk = 2;
         row_chunks = ceil_div(row_panels, row_chunk);
-        if (row_chunks < 2 * (int64_t)threads)
-            jb.col_chunk =
-                chunk_cols(ceil_div(ceil_div(n, NR), ceil_div(4 * (int64_t)threads, row_chunks)), SHARED_STRIP);
     }
     jb.n_col_chunks = ceil_div(n, jb.col_chunk);
+    if (threads > 1 && row_chunks < 2 * (int64_t)threads) {
+        int64_t panels = ceil_div(n, NR), chunks = ceil_div(4 * (int64_t)threads, row_chunks);
+        if (chunks < ceil_div(panels, SHARED_STRIP / NR)) chunks = ceil_div(panels, SHARED_STRIP / NR);
+        while (row_chunks * chunks % threads != 0 && chunks < panels) chunks++;
+        if (chunks > panels) chunks = panels;
+        jb.col_panels = panels;
+        jb.n_col_chunks = chunks;
+    }
     row_chunk *= MR;
     jb.row_chunk = row_chunk;
     mrt_parallel_for(ctx, ceil_div(m, row_chunk) * jb.n_col_chunks, 1, narrow_tasks, &jb);
