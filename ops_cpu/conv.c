@@ -950,7 +950,8 @@ enum {
     PW_ROWS_MAX_M = 64,
     PW_ROWS_SMALL_HW = 1024,
     PW_ROWS_SMALL_MAX_M = 96,
-    PW_ROWS_ANY_M_MIN_HW = 4 * MRT_SGEMM_NR
+    PW_ROWS_ANY_M_MIN_HW = 4 * MRT_SGEMM_NR,
+    PW_ROWS_ANY_M_MAX_K = 128
 };
 typedef struct pointwise_job {
     const mrt_conv_params *p;
@@ -1060,16 +1061,19 @@ static mrt_status conv_pointwise_rows(mrt_op_ctx *ctx, const mrt_conv_params *p)
    isolation, the 32->16 projection at 112x112 with BatchNormalization + Clip took 0.144 ms against 0.185. Planes of
    at most a page (32x32) fit many to a page, and there projections to up to 96 channels from any depth (k blocks
    added in order) gain too: four MobileNetV2 blocks at 14x14 (576->96) 2.02 -> 1.99 ms on 1 thread, 1.19 -> 1.16
-   on 2. On planes of 192 to 1024 positions, so do products to any number of channels: the GEMM's narrow and wide
-   modes pack B per run, on two threads each thread a copy of all of it, half of which another core wrote.
-   MobileNetV2's 14x14 and 28x28 expansions (64 -> 384 to 96 -> 576, 32 -> 192) on two threads, per-node medians:
-   608-611 -> 573-577 us in all; on one thread unchanged (1013-1016 -> 1000-1037). Not on 7x7 planes: 49 = 48 + 1
-   columns, the in-place last tile computes 16 lanes for one (160 -> 960 at 7x7: 0.100 -> 0.132 ms). */
+   on 2. On planes of 192 to 1024 positions, so do short products (k <= 128) to any number of channels: the GEMM's
+   narrow and wide modes pack B per run, on two threads each thread a copy of all of it, half of which another core
+   wrote. MobileNetV2's 14x14 and 28x28 expansions (64 -> 384 to 96 -> 576, 32 -> 192) on two threads, per-node
+   medians: 608-611 -> 573-577 us in all; on one thread unchanged (1013-1016 -> 1000-1037). Not longer ones:
+   ResNeXt-50's 1x1s at 28x28 and 14x14 (k = 256 to 1024, 256 to 1024 output channels) were 0.5 ms slower in all on
+   two threads. Not on 7x7 planes: 49 = 48 + 1 columns, the in-place last tile computes 16 lanes for one (160 -> 960
+   at 7x7: 0.100 -> 0.132 ms). */
 static bool use_pointwise_rows(const mrt_op_ctx *ctx, const mrt_conv_params *p)
 {
     int64_t hw = prod(p->win.nsp, p->win.in);
     bool few = (p->c <= MRT_SGEMM_K_BLOCK && p->m <= PW_ROWS_MAX_M) ||
-               (hw <= PW_ROWS_SMALL_HW && (p->m <= PW_ROWS_SMALL_MAX_M || hw >= PW_ROWS_ANY_M_MIN_HW));
+               (hw <= PW_ROWS_SMALL_HW && (p->m <= PW_ROWS_SMALL_MAX_M ||
+                                           (hw >= PW_ROWS_ANY_M_MIN_HW && p->c <= PW_ROWS_ANY_M_MAX_K)));
     return ctx->kernel_state && !ctx->prologue && p->group == 1 && is_pointwise(&p->win) && p->c >= 1 && p->m >= 1 &&
            few && hw >= MRT_SGEMM_NR && mrt_cpu_has_avx512f();
 }

@@ -292,20 +292,20 @@ Test(linear, conv_infinite_weight_on_a_dead_tap_gives_nan)
 }
 
 /* 1x1 convolutions of up to 64 output channels and one k block, or up to 96 and several k blocks on planes of at
-   most 32x32, or any number on planes of 192 to 1024 positions, read B in place (ops_cpu/conv.c), 48 columns a tile,
-   the columns after the last full tile one more tile (its loads run into the next channel's plane; the image's last
-   channel row is copied first, which the ASan build checks): images of 48, 49, 207, 289, 377 and 400 columns (no
-   tail, 1, 15, 1, 41 and 16 columns after the full tiles), one or several row panels with a partial last one, 300
-   and 600 input channels (k blocks of 256 and a partial last one), expansions to 200 and 130 channels (in place from
-   207 columns on, the GEMM below), on 1 and 2 threads, and the batch's second image. On planes of at most 256
-   positions, the Convs with 16 or more output channels and no more than input channels take ops_cpu/conv_pointwise.c
-   instead (the test below). */
+   most 32x32, or any number from at most 128 input channels on planes of 192 to 1024 positions, read B in place
+   (ops_cpu/conv.c), 48 columns a tile, the columns after the last full tile one more tile (its loads run into the
+   next channel's plane; the image's last channel row is copied first, which the ASan build checks): images of 48,
+   49, 207, 289, 377 and 400 columns (no tail, 1, 15, 1, 41 and 16 columns after the full tiles), one or several row
+   panels with a partial last one, 300 and 600 input channels (k blocks of 256 and a partial last one), expansions
+   from 96 and 128 channels to 200 and 130 (in place from 207 columns on, the GEMM below), on 1 and 2 threads, and
+   the batch's second image. On planes of at most 256 positions, the Convs with 16 or more output channels and no
+   more than input channels take ops_cpu/conv_pointwise.c instead (the test below). */
 Test(linear, conv_pointwise_in_place_rows)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.conv_pointwise_rows"));
     static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {17, 17}, {13, 29}, {20, 20}};
-    static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}, {300, 96}, {600, 70}, {96, 200}, {300, 130}};
+    static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}, {300, 96}, {600, 70}, {96, 200}, {128, 130}};
     for (int i = 0; i < 6; i++)
         for (int j = 0; j < 8; j++)
             for (int threads = j >= 6; threads <= (j >= 6 ? 2 : 0); threads++) { /* 0: the session's default */
