@@ -307,8 +307,10 @@ Test(linear, conv_pointwise_in_place_rows)
     static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {17, 17}, {13, 29}, {20, 20}};
     static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}, {300, 96}, {600, 70}, {96, 200}, {128, 130}};
     for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 8; j++)
-            for (int threads = j >= 6; threads <= (j >= 6 ? 2 : 0); threads++) { /* 0: the session's default */
+        for (int j = 0; j < 8; j++) {
+            /* the expansions (the last two) on 1 and 2 threads, the others on the session's default (0) */
+            int t_lo = j >= 6 ? 1 : 0, t_hi = j >= 6 ? 2 : 0;
+            for (int threads = t_lo; threads <= t_hi; threads++) {
                 conv_case cc = {2, 2, cm[j][0], cm[j][1], 1, {hw[i][0], hw[i][1]}, {1, 1}, {1, 1}, {1, 1}, {0},
                                 "NOTSET", (i + j) % 2 == 0, false, MRT_DTYPE_FLOAT, 22, threads};
                 char label[96];
@@ -316,6 +318,7 @@ Test(linear, conv_pointwise_in_place_rows)
                          (long long)hw[i][1], (long long)cm[j][0], (long long)cm[j][1], threads);
                 run_conv(&r, &cc, label);
             }
+        }
     /* no output channels (once a division by zero in the in-place path), and no input channels: zeros; on 1 thread
        too, where 207 columns take the GEMM's wide mode (whose strip width once divided by k = 0) */
     static const int64_t empty[][2] = {{16, 0}, {0, 8}};
