@@ -842,14 +842,17 @@ typedef struct rows_job {
     int64_t at0; /* flat output index of the image's first output (the epilogue's residual is indexed by it) */
 } rows_job;
 
-/* The phase rows of the image's input rows [r0, r1) (channel r / H, row r % H): element i of phase f is padded
-   column S i + f */
-__attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t r0, int64_t r1)
+/* The phase rows of the image's input rows, task t being row t / C of channel t % C: element i of phase f is padded
+   column S i + f. Row-major, so that a thread's share is a band of rows of every channel, those its share of
+   rows_compute reads (channel-major, a thread filled whole channels, and the other read a third to two thirds of
+   its band from it) */
+__attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t t0, int64_t t1)
 {
     const rows_job *j = arg;
     const mrt_window *w = &j->p->win;
-    int64_t W = w->in[1], pw = w->pad_begin[1];
-    for (int64_t r = r0; r < r1; r++) {
+    int64_t W = w->in[1], pw = w->pad_begin[1], C = j->p->c, H = w->in[0];
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t r = t % C * H + t / C; /* channel t % C, row t / C */
         const float *xr = j->x + r * W;
         float *d = j->rows + r * j->S * j->lp;
         for (int64_t i0 = 0; i0 < j->lp; i0 += 16) {
