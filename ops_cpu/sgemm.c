@@ -395,14 +395,15 @@ bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *a_next, const 
         mrt_reg_epilogue te;
         bool with_ep = mrt_reg_epilogue_of(ep, ep_channel0, ep_at, &te);
         const mrt_reg_epilogue *tp = with_ep ? &te : NULL;
+        const float *an = a_next ? a_next : a; /* no next block: the tile fetches its own, already in cache */
         if (accumulate) {
-            if (nr > 32) tile_rows_avx512_acc_3(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else if (nr > 16) tile_rows_avx512_acc_2(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else tile_rows_avx512_acc_1(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
+            if (nr > 32) tile_rows_avx512_acc_3(kc, a, an, brows, boff, c, ldc, mr, nr, bias, tp);
+            else if (nr > 16) tile_rows_avx512_acc_2(kc, a, an, brows, boff, c, ldc, mr, nr, bias, tp);
+            else tile_rows_avx512_acc_1(kc, a, an, brows, boff, c, ldc, mr, nr, bias, tp);
         } else {
-            if (nr > 32) tile_rows_avx512_3(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else if (nr > 16) tile_rows_avx512_2(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
-            else tile_rows_avx512_1(kc, a, a_next ? a_next : a, brows, boff, c, ldc, mr, nr, bias, tp);
+            if (nr > 32) tile_rows_avx512_3(kc, a, an, brows, boff, c, ldc, mr, nr, bias, tp);
+            else if (nr > 16) tile_rows_avx512_2(kc, a, an, brows, boff, c, ldc, mr, nr, bias, tp);
+            else tile_rows_avx512_1(kc, a, an, brows, boff, c, ldc, mr, nr, bias, tp);
         }
         return with_ep;
     }
