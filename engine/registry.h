@@ -67,6 +67,11 @@ enum {
     /* run applies ctx->prologue's zero pads of input 0 (engine/epilogue.h) whenever they are set: a Pad read only by
        this node may be fused into it */
     MRT_KERNEL_INPUT_PAD = 1u << 3,
+    /* run writes every element of every output, whatever the inputs, so the engine does not zero-fill them first
+       (a serial pass over memory the kernel overwrites). Never set it on a kernel that accumulates into its output,
+       writes only some positions (a scatter without a copy of its input, an unpooling), or stops early on some
+       inputs; the conformance runner (session option poison_outputs) checks the kernels that set it. */
+    MRT_KERNEL_WRITES_ALL = 1u << 4,
 };
 
 /* Static tables: each family file defines `const mrt_opdef mrt_opdefs_<family>[]` / `const mrt_kernel

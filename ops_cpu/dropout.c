@@ -38,6 +38,6 @@ static mrt_status mrt_cpu_dropout(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_dropout[] = {
-    {"", "Dropout", 1, mrt_cpu_dropout, NULL},
+    {"", "Dropout", 1, mrt_cpu_dropout, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
     {0},
 };

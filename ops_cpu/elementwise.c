@@ -227,7 +227,8 @@ mrt_status mrt_ew_run_unary(mrt_op_ctx *ctx, const mrt_ew_unary_fn *fns, const m
 
 /* ------------------------------------------------------------------ table */
 
-#define K(op, v, fn) {"", op, v, fn, NULL}
+/* every kernel here writes each output element once (mrt_ew_broadcast, flat ranges, the variadic folds) */
+#define K(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
 
 const mrt_kernel mrt_cpu_kernels_elementwise[] = {
     K("Abs", 1, mrt_cpu_abs), K("Abs", 6, mrt_cpu_abs), K("Abs", 13, mrt_cpu_abs),

@@ -370,9 +370,11 @@ static mrt_status mrt_cpu_tensor_scatter(mrt_op_ctx *ctx)
 const mrt_kernel mrt_cpu_kernels_gather[] = {
     {"", "TensorScatter", 24, mrt_cpu_tensor_scatter, NULL},
 #define K(op, v, fn) {"", op, v, fn, NULL}
-    K("Gather", 1, mrt_cpu_gather), K("Gather", 11, mrt_cpu_gather), K("Gather", 13, mrt_cpu_gather),
-    K("GatherElements", 11, mrt_cpu_gather_elements), K("GatherElements", 13, mrt_cpu_gather_elements),
-    K("GatherND", 11, mrt_cpu_gather_nd), K("GatherND", 12, mrt_cpu_gather_nd), K("GatherND", 13, mrt_cpu_gather_nd),
+/* the gathers write every output element */
+#define KG(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
+    KG("Gather", 1, mrt_cpu_gather), KG("Gather", 11, mrt_cpu_gather), KG("Gather", 13, mrt_cpu_gather),
+    KG("GatherElements", 11, mrt_cpu_gather_elements), KG("GatherElements", 13, mrt_cpu_gather_elements),
+    KG("GatherND", 11, mrt_cpu_gather_nd), KG("GatherND", 12, mrt_cpu_gather_nd), KG("GatherND", 13, mrt_cpu_gather_nd),
     K("Scatter", 9, mrt_cpu_scatter_elements), K("Scatter", 11, mrt_cpu_scatter_elements),
     K("ScatterElements", 11, mrt_cpu_scatter_elements), K("ScatterElements", 13, mrt_cpu_scatter_elements),
     K("ScatterElements", 16, mrt_cpu_scatter_elements), K("ScatterElements", 18, mrt_cpu_scatter_elements),
@@ -382,5 +384,6 @@ const mrt_kernel mrt_cpu_kernels_gather[] = {
     K("OneHot", 9, mrt_cpu_one_hot), K("OneHot", 11, mrt_cpu_one_hot), K("OneHot", 28, mrt_cpu_one_hot),
     K("NonZero", 9, mrt_cpu_nonzero), K("NonZero", 13, mrt_cpu_nonzero),
 #undef K
+#undef KG
     {0},
 };

@@ -669,7 +669,7 @@ static mrt_status mrt_cpu_cumsum(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
-#define K_ATTR(op, v) {"", op, v, mrt_cpu_reduce, NULL}
+#define K_ATTR(op, v) {"", op, v, mrt_cpu_reduce, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
 #define K_ROWS(op) K_ATTR(op, 1), K_ATTR(op, 11), K_ATTR(op, 13), K_ATTR(op, 18)
 
 const mrt_kernel mrt_cpu_kernels_reduce[] = {
@@ -683,14 +683,14 @@ const mrt_kernel mrt_cpu_kernels_reduce[] = {
     K_ROWS("ReduceLogSumExp"), K_ATTR("ReduceLogSumExp", 28),
     K_ROWS("ReduceMax"), K_ATTR("ReduceMax", 12), K_ATTR("ReduceMax", 20),
     K_ROWS("ReduceMin"), K_ATTR("ReduceMin", 12), K_ATTR("ReduceMin", 20),
-    {"", "ArgMax", 1, mrt_cpu_argmax, NULL},
-    {"", "ArgMax", 11, mrt_cpu_argmax, NULL},
-    {"", "ArgMax", 12, mrt_cpu_argmax, NULL},
-    {"", "ArgMax", 13, mrt_cpu_argmax, NULL},
-    {"", "ArgMin", 1, mrt_cpu_argmax, NULL},
-    {"", "ArgMin", 11, mrt_cpu_argmax, NULL},
-    {"", "ArgMin", 12, mrt_cpu_argmax, NULL},
-    {"", "ArgMin", 13, mrt_cpu_argmax, NULL},
+    {"", "ArgMax", 1, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
+    {"", "ArgMax", 11, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
+    {"", "ArgMax", 12, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
+    {"", "ArgMax", 13, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
+    {"", "ArgMin", 1, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
+    {"", "ArgMin", 11, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
+    {"", "ArgMin", 12, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
+    {"", "ArgMin", 13, mrt_cpu_argmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
     {"", "CumSum", 11, mrt_cpu_cumsum, NULL},
     {"", "CumSum", 14, mrt_cpu_cumsum, NULL},
     {0},

@@ -153,13 +153,18 @@ const mrt_kernel mrt_cpu_kernels_shape[] = {
 #define VERSIONS_1_TO_25(op, fn)                                                                             \
     {"", op, 1, fn, NULL}, {"", op, 13, fn, NULL}, {"", op, 19, fn, NULL}, {"", op, 21, fn, NULL},           \
     {"", op, 23, fn, NULL}, {"", op, 24, fn, NULL}, {"", op, 25, fn, NULL}
+/* Reshape, Flatten, Squeeze, Unsqueeze (a copy when not an alias of the input) and Expand write every element */
+#define W_ALL NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL
+#define VERSIONS_1_TO_25_ALL(op, fn)                                                                         \
+    {"", op, 1, fn, W_ALL}, {"", op, 13, fn, W_ALL}, {"", op, 19, fn, W_ALL}, {"", op, 21, fn, W_ALL},       \
+    {"", op, 23, fn, W_ALL}, {"", op, 24, fn, W_ALL}, {"", op, 25, fn, W_ALL}
     VERSIONS_1_TO_25("Shape", mrt_cpu_shape),
     {"", "Shape", 15, mrt_cpu_shape, NULL},
     VERSIONS_1_TO_25("Size", mrt_cpu_size),
-    VERSIONS_1_TO_25("Reshape", mrt_cpu_reshape),
-    {"", "Reshape", 5, mrt_cpu_reshape, NULL},
-    {"", "Reshape", 14, mrt_cpu_reshape, NULL},
-#define K(op, v, fn) {"", op, v, fn, NULL}
+    VERSIONS_1_TO_25_ALL("Reshape", mrt_cpu_reshape),
+    {"", "Reshape", 5, mrt_cpu_reshape, W_ALL},
+    {"", "Reshape", 14, mrt_cpu_reshape, W_ALL},
+#define K(op, v, fn) {"", op, v, fn, W_ALL}
     K("Flatten", 1, mrt_cpu_reshape), K("Flatten", 9, mrt_cpu_reshape), K("Flatten", 11, mrt_cpu_reshape),
     K("Flatten", 13, mrt_cpu_reshape), K("Flatten", 21, mrt_cpu_reshape), K("Flatten", 23, mrt_cpu_reshape),
     K("Flatten", 24, mrt_cpu_reshape), K("Flatten", 25, mrt_cpu_reshape),
@@ -170,8 +175,8 @@ const mrt_kernel mrt_cpu_kernels_shape[] = {
     K("Unsqueeze", 21, mrt_cpu_reshape), K("Unsqueeze", 23, mrt_cpu_reshape), K("Unsqueeze", 24, mrt_cpu_reshape),
     K("Unsqueeze", 25, mrt_cpu_reshape),
 #undef K
-    {"", "Expand", 8, mrt_cpu_expand, NULL},
-    {"", "Expand", 13, mrt_cpu_expand, NULL},
+    {"", "Expand", 8, mrt_cpu_expand, W_ALL},
+    {"", "Expand", 13, mrt_cpu_expand, W_ALL},
     VERSIONS_1_TO_25("Identity", mrt_cpu_identity),
     {"", "Identity", 14, mrt_cpu_identity, NULL},
     {"", "Identity", 16, mrt_cpu_identity, NULL},

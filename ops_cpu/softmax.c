@@ -195,7 +195,9 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
 }
 
 #define SOFTMAX_ROWS(op)                                                                                      \
-    {"", op, 1, mrt_cpu_softmax, NULL}, {"", op, 11, mrt_cpu_softmax, NULL}, {"", op, 13, mrt_cpu_softmax, NULL}
+    {"", op, 1, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},                                        \
+        {"", op, 11, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},                                   \
+        {"", op, 13, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
 
 const mrt_kernel mrt_cpu_kernels_softmax[] = {
     SOFTMAX_ROWS("Softmax"),

@@ -466,7 +466,8 @@ static mrt_status mrt_cpu_reverse_sequence(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_transform[] = {
-#define K(op, v, fn) {"", op, v, fn, NULL}
+/* all but Trilu write every output element (Trilu leaves the zeroed part to the engine's zero fill) */
+#define K(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
     K("Transpose", 1, mrt_cpu_transpose), K("Transpose", 13, mrt_cpu_transpose),
     K("Transpose", 21, mrt_cpu_transpose), K("Transpose", 23, mrt_cpu_transpose),
     K("Transpose", 24, mrt_cpu_transpose), K("Transpose", 25, mrt_cpu_transpose),
@@ -484,7 +485,7 @@ const mrt_kernel mrt_cpu_kernels_transform[] = {
     K("DepthToSpace", 13, mrt_cpu_depth_to_space), K("DepthToSpace", 28, mrt_cpu_depth_to_space),
     K("SpaceToDepth", 1, mrt_cpu_space_to_depth), K("SpaceToDepth", 13, mrt_cpu_space_to_depth),
     K("SpaceToDepth", 28, mrt_cpu_space_to_depth),
-    K("Trilu", 14, mrt_cpu_trilu),
+    {"", "Trilu", 14, mrt_cpu_trilu, NULL},
     K("ReverseSequence", 10, mrt_cpu_reverse_sequence), K("ReverseSequence", 28, mrt_cpu_reverse_sequence),
 #undef K
     {0},

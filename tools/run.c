@@ -35,7 +35,9 @@ static const char run_usage[] =
     "  --no-winograd         3x3 stride-1 float32 Convs by the GEMM (im2col's sums, as every other Conv)\n"
     "                        instead of Winograd's F(2x2, 3x3)\n"
     "  --expand-functions OPS  run these ops (comma-separated, or 'all') through their ONNX function body even\n"
-    "                        where minirt has a kernel: checks a kernel against the standard's definition\n";
+    "                        where minirt has a kernel: checks a kernel against the standard's definition\n"
+    "  --poison-outputs      fill the outputs that kernels promise to write in full with 0xFF bytes (NaN, -1)\n"
+    "                        before each node runs, so that an element one leaves unwritten shows (testing)\n";
 
 static void print_summary(const char *name, const mrt_value *v)
 {
@@ -222,6 +224,8 @@ int cmd_run(int argc, char **argv)
             opt.no_winograd = true;
         } else if (strcmp(a, "--expand-functions") == 0 && has_next) {
             opt.expand_functions = argv[++i];
+        } else if (strcmp(a, "--poison-outputs") == 0) {
+            opt.poison_outputs = true;
         } else if (a[0] == '-' && a[1]) {
             cli_error("unknown or incomplete option '%s' for 'run' (try 'minirt run --help')", a);
             free(input_args);

@@ -218,6 +218,12 @@ typedef struct mrt_session_options {
     /* float32 3x3 stride-1 Convs by Winograd's F(2x2, 3x3) (on unless disabled; docs/architecture.md): with
        no_winograd they take the GEMM, summing the products in the order every other Conv does (im2col's). */
     bool no_winograd;
+    /* Testing: the outputs that built-in kernels promise to write in full (the elementwise, movement, pooling,
+       reduction, Softmax and LayerNorm kernels, Conv's, Gemm's and MatMul's first output), which the engine
+       otherwise hands over as the arena holds them, are filled with 0xFF bytes (NaN in floats, -1 in integers)
+       before the kernel runs, so an element one fails to write shows. The conformance runner sets it. Every other
+       output (plugins' included) starts as zeros either way. */
+    bool poison_outputs;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);
