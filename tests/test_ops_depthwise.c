@@ -189,8 +189,8 @@ Test(depthwise, fixed_shapes)
         {1, 20, 14, 14, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
         {1, 20, 9, 11, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false},
         {1, 17, 12, 12, 5, 5, 2, 2, 1, 1, {2, 1, 2, 1}, true},
-        /* and its larger padded inputs (up to 1024 positions): MobileNetV2's 3x3/2 and EfficientNet-B0's 5x5/2 from
-           28 x 28, and a 32 x 32 padded input, the largest it takes */
+        /* MobileNetV2's 3x3/2 and EfficientNet-B0's 5x5/2 from 28 x 28 (rows of 14: the plane path's column-stride-2
+           kernel), and the small-plane path's largest padded input (32 x 32, a 4x4 kernel) */
         {1, 20, 28, 28, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
         {1, 20, 28, 28, 5, 5, 2, 2, 1, 1, {1, 1, 2, 2}, true},
         {1, 20, 31, 31, 4, 4, 2, 2, 1, 1, {1, 1, 1, 1}, false},
@@ -211,6 +211,12 @@ Test(depthwise, fixed_shapes)
         {1, 2, 29, 30, 5, 5, 1, 2, 1, 1, {2, 2, 2, 2}, false},
         {1, 2, 57, 43, 5, 5, 2, 1, 1, 2, {2, 1, 1, 2}, true},
         {1, 2, 70, 66, 3, 5, 2, 2, 1, 1, {1, 2, 1, 2}, true},
+        /* the column-stride-2 row kernel (even and odd columns loaded once, shifted per tap): 1 to 4 vectors a row
+           (OW 13, 40, 45, 64 + 2), K 3, 5 and 7, row strides 1 and 2, pads that start the row past its first column */
+        {1, 3, 40, 80, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
+        {1, 2, 30, 90, 7, 7, 1, 2, 1, 1, {3, 3, 3, 3}, true},
+        {1, 2, 33, 27, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, true},
+        {1, 2, 20, 132, 3, 3, 1, 2, 1, 1, {0, 2, 1, 0}, false},
         /* a plane larger than one band (several bands, halo rows copied twice) */
         {1, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         /* planes of 4096 outputs or more, which two threads split by rows: two images, stride 2, an odd row count */
