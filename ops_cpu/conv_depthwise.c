@@ -372,23 +372,27 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
             DW_STORE_ROWS(R, NV)                                                                                   \
         }                                                                                                          \
     }
-/* DW_REUSE for column stride 2 (and column dilation 1), with half the loads. The other kernels load two vectors and
-   keep the even floats for every tap column kw and output vector v; those loads, most of them split across cache
-   lines, were what bound them (3x3/2 144@56: 0.090 ms, 0.060 without the second load). Here each input row is
-   loaded once per vector as its even columns E_v and odd ones O_v (v = 0..NV: one more for the lanes the last
-   vector's taps reach past it); tap kw of vector v is then E_v or O_v shifted by kw / 2 lanes (valignd), the same
-   floats the other kernels gather, in the same fma order, so the same bits. */
-#define DW_REUSE_S2(NV, R, K, SH)                                                                                  \
-    __attribute__((target("avx512f"))) static void dw_reuse2_##NV##_k##K##_h##SH(                                  \
+/* DW_REUSE with column dilation 1 and fewer loads ("shift"): each input row is loaded once per output vector, and tap
+   kw's columns are made from it in registers (valignd) instead of loaded again. Column stride 1: vector v's columns
+   L_v, tap kw = L_v shifted by kw lanes. Column stride 2: the other kernels load two vectors and keep the even floats
+   for every tap column and vector; here the two loads become the row's even columns E_v and odd ones O_v, and tap
+   kw = E_v or O_v shifted by kw / 2 lanes. Vector NV is loaded too, for the lanes the taps of the last vector reach
+   past it. The same floats in the same fma order as DW_REUSE, so the same bits. The loads, most of them split
+   across cache lines, were what bound the kernel at stride 2 (3x3/2 144@56: 0.090 ms, 0.060 with the second load
+   removed, 0.063 here); at stride 1 this wins for 3x3 inside MobileNetV2 (its 3x3 layers at 56 and 28, one thread:
+   163-166 -> 148 and 134-138 -> 121 us) and for 7x7 (ConvNeXt's 7x7 96@56: 0.375 -> 0.309 ms), and loses for 5x5
+   (240@28: 0.154 -> 0.166), which keeps DW_REUSE. */
+#define DW_SHIFT(S, NV, R, K, SH)                                                                                  \
+    __attribute__((target("avx512f"))) static void dw_shift_s##S##_##NV##_k##K##_h##SH(                            \
         const dw_job *j, const float *xp, const float *wp, float *yp, int64_t oh0, int64_t oh1, int64_t ow0,       \
         float bias_s, const mrt_reg_epilogue *te)                                                                  \
     {                                                                                                              \
         enum { P = (R - 1) * SH + K, NL = NV + 1 };                                                                \
-        int64_t W = j->W, c0 = 2 * ow0 - j->pw; /* vector v's first column: c0 + 32 v */                          \
+        int64_t W = j->W, c0 = S * ow0 - j->pw; /* vector v's first column: c0 + 16 S v */                        \
         __mmask16 m_lo[NL], m_hi[NL];                                                                              \
         _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                                     \
-            m_lo[v] = mrt_mask16_inside(c0 + 32 * v, W);                                                           \
-            m_hi[v] = mrt_mask16_inside(c0 + 32 * v + 16, W);                                                      \
+            m_lo[v] = mrt_mask16_inside(c0 + 16 * S * v, W);                                                       \
+            m_hi[v] = mrt_mask16_inside(c0 + 16 * S * v + 16, W);                                                  \
         }                                                                                                          \
         __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1));                                            \
         DW_EPILOGUE_CONSTS                                                                                         \
@@ -401,17 +405,25 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
                 int64_t ih = oh * SH - j->ph + p;                                                                  \
                 /* a padding row (or a row past the end) reads zeros: w * 0, as the reference */                   \
                 const float *rp = (ih >= 0 && ih < j->H ? xp + ih * W : dw_zero_row) + c0;                         \
-                __m512 E[NL], O[NL];                                                                               \
+                __m512 E[NL], O[NL]; /* stride 1: E = the columns, O unused */                                     \
                 _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                             \
-                    __m512 lo = _mm512_maskz_loadu_ps(m_lo[v], rp + 32 * v);                                       \
-                    __m512 hi = _mm512_maskz_loadu_ps(m_hi[v], rp + 32 * v + 16);                                  \
-                    E[v] = mrt_even16(lo, hi);                                                                     \
-                    O[v] = mrt_odd16(lo, hi);                                                                      \
+                    __m512 lo = _mm512_maskz_loadu_ps(m_lo[v], rp + 16 * S * v);                                   \
+                    if (S == 1) {                                                                                  \
+                        E[v] = lo;                                                                                 \
+                    } else {                                                                                       \
+                        __m512 hi = _mm512_maskz_loadu_ps(m_hi[v], rp + 16 * S * v + 16);                          \
+                        E[v] = mrt_even16(lo, hi);                                                                 \
+                        O[v] = mrt_odd16(lo, hi);                                                                  \
+                    }                                                                                              \
                 }                                                                                                  \
                 DW_UNROLL_ALL for (int kw = 0; kw < K; kw++) {                                                     \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                         \
-                        const __m512 *ph = kw % 2 ? O : E;                                                         \
-                        __m512 xv = kw / 2 == 0 ? ph[v] : dw_shift_lanes(ph[v + 1], ph[v], kw / 2);                \
+                        bool odd = S == 2 && kw % 2;                                                               \
+                        int shift = S == 2 ? kw / 2 : kw;                                                          \
+                        __m512 xv = odd ? O[v] : E[v];                                                             \
+                        __m512 next = odd ? O[v + 1] : E[v + 1];                                                   \
+                        if (shift)                                                                                 \
+                            xv = shift <= 3 ? dw_shift_lanes(next, xv, shift) : dw_shift_lanes6(next, xv, shift);  \
                         DW_UNROLL_ALL for (int r = 0; r < R; r++) {                                                \
                             int kh = p - SH * r;                                                                   \
                             if (kh >= 0 && kh < K)                                                                 \
@@ -423,35 +435,49 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
             DW_STORE_ROWS(R, NV)                                                                                   \
         }                                                                                                          \
     }
-#define DW_REUSE_S2_NV(K, SH)                                                                                      \
-    DW_REUSE_S2(1, 4, K, SH) DW_REUSE_S2(2, 4, K, SH) DW_REUSE_S2(3, 4, K, SH) DW_REUSE_S2(4, 4, K, SH)
-/* lanes i + n of hi:lo (n = 1..3, a constant after unrolling) */
+/* lanes i + n of hi:lo, n a constant after unrolling: 1..3, or 1..6 for dw_shift_lanes6. Two functions because GCC
+   12, given the six-way choice in the stride-2 5x5 kernels, kept their vectors on the stack (3x as many stack
+   accesses, 5x5/2 144@56 0.107 -> 0.139 ms). */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 dw_shift_lanes(__m512 hi, __m512 lo, int n)
 {
     __m512i h = _mm512_castps_si512(hi), l = _mm512_castps_si512(lo);
     return _mm512_castsi512_ps(n == 1 ? _mm512_alignr_epi32(h, l, 1) : n == 2 ? _mm512_alignr_epi32(h, l, 2)
                                                                           : _mm512_alignr_epi32(h, l, 3));
 }
-DW_REUSE_S2_NV(3, 1)
-DW_REUSE_S2_NV(3, 2)
-DW_REUSE_S2_NV(5, 1)
-DW_REUSE_S2_NV(5, 2)
-DW_REUSE_S2_NV(7, 1)
-#define DW_REUSE_S2_FNS(K, SH)                                                                                     \
-    {dw_reuse2_1_k##K##_h##SH, dw_reuse2_2_k##K##_h##SH, dw_reuse2_3_k##K##_h##SH, dw_reuse2_4_k##K##_h##SH}
-/* [3x3 / 5x5 / 7x7][row stride - 1][vectors - 1] */
-static const dw_direct_fn dw_reuse_s2_fns[3][2][4] = {
-    {DW_REUSE_S2_FNS(3, 1), DW_REUSE_S2_FNS(3, 2)},
-    {DW_REUSE_S2_FNS(5, 1), DW_REUSE_S2_FNS(5, 2)},
-    {DW_REUSE_S2_FNS(7, 1), {NULL}},
+__attribute__((target("avx512f"), always_inline)) static inline __m512 dw_shift_lanes6(__m512 hi, __m512 lo, int n)
+{
+    if (n <= 3) return dw_shift_lanes(hi, lo, n);
+    __m512i h = _mm512_castps_si512(hi), l = _mm512_castps_si512(lo);
+    return _mm512_castsi512_ps(n == 4 ? _mm512_alignr_epi32(h, l, 4) : n == 5 ? _mm512_alignr_epi32(h, l, 5)
+                                                                          : _mm512_alignr_epi32(h, l, 6));
+}
+#define DW_SHIFT_NV(S, K, SH)                                                                                      \
+    DW_SHIFT(S, 1, 4, K, SH) DW_SHIFT(S, 2, 4, K, SH) DW_SHIFT(S, 3, 4, K, SH) DW_SHIFT(S, 4, 4, K, SH)
+DW_SHIFT_NV(1, 3, 1)
+DW_SHIFT_NV(1, 3, 2)
+DW_SHIFT_NV(1, 7, 1)
+DW_SHIFT_NV(2, 3, 1)
+DW_SHIFT_NV(2, 3, 2)
+DW_SHIFT_NV(2, 5, 1)
+DW_SHIFT_NV(2, 5, 2)
+DW_SHIFT_NV(2, 7, 1)
+#define DW_SHIFT_FNS(S, K, SH)                                                                                     \
+    {dw_shift_s##S##_1_k##K##_h##SH, dw_shift_s##S##_2_k##K##_h##SH, dw_shift_s##S##_3_k##K##_h##SH,               \
+     dw_shift_s##S##_4_k##K##_h##SH}
+/* [column stride - 1][3x3 / 5x5 / 7x7][row stride - 1][vectors - 1]; NULL where DW_REUSE (or DW_DIRECT) stays */
+static const dw_direct_fn dw_shift_fns[2][3][2][4] = {
+    {{DW_SHIFT_FNS(1, 3, 1), DW_SHIFT_FNS(1, 3, 2)}, {{NULL}, {NULL}}, {DW_SHIFT_FNS(1, 7, 1), {NULL}}},
+    {{DW_SHIFT_FNS(2, 3, 1), DW_SHIFT_FNS(2, 3, 2)},
+     {DW_SHIFT_FNS(2, 5, 1), DW_SHIFT_FNS(2, 5, 2)},
+     {DW_SHIFT_FNS(2, 7, 1), {NULL}}},
 };
 
-/* The DW_REUSE_S2 kernel for j's rows of nv vectors (1..4), or NULL when j is not one it computes */
-static dw_direct_fn dw_reuse_s2_of(const dw_job *j, int64_t nv)
+/* The DW_SHIFT kernel for j's rows of nv vectors (1..4), or NULL when j is not one it computes */
+static dw_direct_fn dw_shift_of(const dw_job *j, int64_t nv)
 {
     int kind = j->KH == 3 && j->KW == 3 ? 1 : j->KH == 5 && j->KW == 5 ? 2 : j->KH == 7 && j->KW == 7 ? 3 : 0;
-    if (!kind || j->sw != 2 || j->dw != 1 || j->dh != 1 || j->sh < 1 || j->sh > 2) return NULL;
-    return dw_reuse_s2_fns[kind - 1][j->sh - 1][(nv > 4 ? 4 : nv) - 1];
+    if (!kind || j->sw < 1 || j->sw > 2 || j->dw != 1 || j->dh != 1 || j->sh < 1 || j->sh > 2) return NULL;
+    return dw_shift_fns[j->sw - 1][kind - 1][j->sh - 1][(nv > 4 ? 4 : nv) - 1];
 }
 
 #define DW_REUSE_NV(S, K, SH)                                                                                      \
@@ -495,7 +521,7 @@ static bool dw_plane_direct(const dw_job *j, int64_t plane, int64_t r_lo, int64_
         for (int64_t ow0 = 0; ow0 < OW; ow0 += 64) {
             int64_t nv = (OW - ow0 + 15) / 16;
             int iv = (nv > 4 ? 4 : (int)nv) - 1;
-            dw_direct_fn reuse = dw_reuse_s2_of(j, nv);
+            dw_direct_fn reuse = dw_shift_of(j, nv);
             if (!reuse && kind && j->dh == 1 && j->sh <= 2) reuse = dw_reuse_fns[kind - 1][j->sh - 1][j->sw - 1][iv];
             if (reuse)
                 reuse(j, xp, wp, yp, oh0, oh1, ow0, bias, in_regs ? &re : NULL);
@@ -535,13 +561,13 @@ static dw_ch_geom dw_ch_geometry(const dw_job *j)
     return g;
 }
 
-/* Not for column stride 2 with rows of 14 outputs or more, which the plane path's DW_REUSE_S2 computes faster: the
+/* Not for column stride 2 with rows of 14 outputs or more, which the plane path's DW_SHIFT computes faster: the
    block's copy transposes four times the outputs' floats (3x3/2 192@28: 0.040 -> 0.031 ms on one thread, 0.024 ->
    0.016 on two; 5x5/2 240@28: 0.043 -> 0.036 on two; at 14 -> 7 and 20 -> 10 the block stays ahead) */
 static bool dw_channels_ok(const dw_job *j)
 {
     dw_ch_geom g = dw_ch_geometry(j);
-    if (j->OW >= 14 && dw_reuse_s2_of(j, 1)) return false;
+    if (j->sw == 2 && j->OW >= 14 && dw_shift_of(j, 1)) return false;
     return dw_direct_ok(j) && j->OH * j->OW <= DW_CH_MAXOUT && g.Hp * g.Wp <= DW_CH_MAXIN &&
            j->KH * j->KW <= DW_CH_MAXTAPS && j->KH * j->KW > 0;
 }
