@@ -561,13 +561,14 @@ static dw_ch_geom dw_ch_geometry(const dw_job *j)
     return g;
 }
 
-/* Not for column stride 2 with rows of 14 outputs or more, which the plane path's DW_SHIFT computes faster: the
-   block's copy transposes four times the outputs' floats (3x3/2 192@28: 0.040 -> 0.031 ms on one thread, 0.024 ->
-   0.016 on two; 5x5/2 240@28: 0.043 -> 0.036 on two; at 14 -> 7 and 20 -> 10 the block stays ahead) */
+/* Not for rows of 14 outputs or more that the plane path's DW_SHIFT computes faster: with column stride 2 (the
+   block's copy transposes four times the outputs' floats: 3x3/2 192@28 0.040 -> 0.031 ms on one thread, 0.024 ->
+   0.016 on two; 5x5/2 240@28 0.043 -> 0.036 on two) and 3x3 kernels (576@14: 0.061 -> 0.056, 0.032 -> 0.029). At
+   14 -> 7, 20 -> 10 and for 7x7 kernels at 14x14 (0.113 -> 0.149) the block stays ahead. */
 static bool dw_channels_ok(const dw_job *j)
 {
     dw_ch_geom g = dw_ch_geometry(j);
-    if (j->sw == 2 && j->OW >= 14 && dw_shift_of(j, 1)) return false;
+    if (j->OW >= 14 && (j->sw == 2 || j->KW == 3) && dw_shift_of(j, 1)) return false;
     return dw_direct_ok(j) && j->OH * j->OW <= DW_CH_MAXOUT && g.Hp * g.Wp <= DW_CH_MAXIN &&
            j->KH * j->KW <= DW_CH_MAXTAPS && j->KH * j->KW > 0;
 }
