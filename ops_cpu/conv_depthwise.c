@@ -340,14 +340,16 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
    its loads: 3x3 144@56 0.207 -> 0.13 ms). For an output row r, input row p of the block is tap row kh = p - SH r,
    which rises with p, and the taps of a row go in kw order: each output is the same fma chain, in (kh, kw) order,
    as in DW_DIRECT. */
-#define DW_REUSE(S, NV, R, K, SH)                                                                                  \
-    __attribute__((target("avx512f"))) static void dw_reuse_s##S##_##NV##_k##K##_h##SH(                            \
+/* The row kernels' common body (DW_REUSE, DW_SHIFT): KIND's SETUP (masks, before the rows), ROW (per input row)
+   and TAP (the 16 inputs of tap column kw for output vector v, into xv) fill in how the inputs are read. */
+#define DW_ROW_KERNEL(KIND, PFX, S, NV, R, K, SH)                                                                  \
+    __attribute__((target("avx512f"))) static void PFX##S##_##NV##_k##K##_h##SH(                                   \
         const dw_job *j, const float *xp, const float *wp, float *yp, int64_t oh0, int64_t oh1, int64_t ow0,       \
         float bias_s, const mrt_reg_epilogue *te)                                                                  \
     {                                                                                                              \
-        enum { P = (R - 1) * SH + K }; /* input rows a block of R output rows reads */                            \
+        enum { P = (R - 1) * SH + K, NL = NV + 1 }; /* input rows a block of R output rows reads; DW_SHIFT's loads */ \
         int64_t W = j->W;                                                                                          \
-        DW_COLUMN_MASKS(S, NV, K, K);                                                                              \
+        DW_##KIND##_SETUP(S, NV, K)                                                                                \
         DW_EPILOGUE_CONSTS                                                                                         \
         for (int64_t oh = oh0; oh < oh1; oh += R) {                                                                \
             int nr = oh1 - oh < R ? (int)(oh1 - oh) : R; /* rows past the end are computed and not stored */       \
@@ -357,10 +359,12 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
             DW_UNROLL_ALL for (int p = 0; p < P; p++) {                                                            \
                 int64_t ih = oh * SH - j->ph + p;                                                                  \
                 /* a padding row (or a row past the end) reads zeros: w * 0, as the reference */                   \
-                const float *rp = (ih >= 0 && ih < j->H ? xp + ih * W : dw_zero_row) + (ow0 * S - j->pw);          \
+                const float *rp = (ih >= 0 && ih < j->H ? xp + ih * W : dw_zero_row) + (S * ow0 - j->pw);          \
+                DW_##KIND##_ROW(S)                                                                                 \
                 DW_UNROLL_ALL for (int kw = 0; kw < K; kw++) {                                                     \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                         \
-                        __m512 xv = dw_load_taps(rp + kw * j->dw + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1]); \
+                        __m512 xv;                                                                                 \
+                        DW_##KIND##_TAP(S, kw, v, xv)                                                              \
                         DW_UNROLL_ALL for (int r = 0; r < R; r++) {                                                \
                             int kh = p - SH * r;                                                                   \
                             if (kh >= 0 && kh < K)                                                                 \
@@ -372,6 +376,11 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
             DW_STORE_ROWS(R, NV)                                                                                   \
         }                                                                                                          \
     }
+/* DW_REUSE: each tap column's inputs loaded (and for stride 2 the even floats of two loads kept) */
+#define DW_REUSE_SETUP(S, NV, K) DW_COLUMN_MASKS(S, NV, K, K);
+#define DW_REUSE_ROW(S)
+#define DW_REUSE_TAP(S, kw, v, xv) xv = dw_load_taps(rp + kw * j->dw + 16 * S * v, S, mk[kw][v][0], mk[kw][v][S - 1]);
+#define DW_REUSE(S, NV, R, K, SH) DW_ROW_KERNEL(REUSE, dw_reuse_s, S, NV, R, K, SH)
 /* DW_REUSE with column dilation 1 and fewer loads ("shift"): each input row is loaded once per output vector, and tap
    kw's columns are made from it in registers (valignd) instead of loaded again. Column stride 1: vector v's columns
    L_v, tap kw = L_v shifted by kw lanes. Column stride 2: the other kernels load two vectors and keep the even floats
@@ -382,59 +391,37 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
    removed, 0.063 here); at stride 1 this wins for 3x3 inside MobileNetV2 (its 3x3 layers at 56 and 28, one thread:
    163-166 -> 148 and 134-138 -> 121 us) and for 7x7 (ConvNeXt's 7x7 96@56: 0.375 -> 0.309 ms), and loses for 5x5
    (240@28: 0.154 -> 0.166), which keeps DW_REUSE. */
-#define DW_SHIFT(S, NV, R, K, SH)                                                                                  \
-    __attribute__((target("avx512f"))) static void dw_shift_s##S##_##NV##_k##K##_h##SH(                            \
-        const dw_job *j, const float *xp, const float *wp, float *yp, int64_t oh0, int64_t oh1, int64_t ow0,       \
-        float bias_s, const mrt_reg_epilogue *te)                                                                  \
-    {                                                                                                              \
-        enum { P = (R - 1) * SH + K, NL = NV + 1 };                                                                \
-        int64_t W = j->W, c0 = S * ow0 - j->pw; /* vector v's first column: c0 + 16 S v */                        \
-        __mmask16 m_lo[NL], m_hi[NL];                                                                              \
-        _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                                     \
-            m_lo[v] = mrt_mask16_inside(c0 + 16 * S * v, W);                                                       \
-            m_hi[v] = mrt_mask16_inside(c0 + 16 * S * v + 16, W);                                                  \
-        }                                                                                                          \
-        __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1));                                            \
-        DW_EPILOGUE_CONSTS                                                                                         \
-        for (int64_t oh = oh0; oh < oh1; oh += R) {                                                                \
-            int nr = oh1 - oh < R ? (int)(oh1 - oh) : R; /* rows past the end are computed and not stored */       \
-            __m512 acc[R][NV];                                                                                     \
-            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++)                                                    \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_set1_ps(bias_s);           \
-            DW_UNROLL_ALL for (int p = 0; p < P; p++) {                                                            \
-                int64_t ih = oh * SH - j->ph + p;                                                                  \
-                /* a padding row (or a row past the end) reads zeros: w * 0, as the reference */                   \
-                const float *rp = (ih >= 0 && ih < j->H ? xp + ih * W : dw_zero_row) + c0;                         \
-                __m512 E[NL], O[NL]; /* stride 1: E = the columns, O unused */                                     \
-                _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                             \
-                    __m512 lo = _mm512_maskz_loadu_ps(m_lo[v], rp + 16 * S * v);                                   \
-                    if (S == 1) {                                                                                  \
-                        E[v] = lo;                                                                                 \
-                    } else {                                                                                       \
-                        __m512 hi = _mm512_maskz_loadu_ps(m_hi[v], rp + 16 * S * v + 16);                          \
-                        E[v] = mrt_even16(lo, hi);                                                                 \
-                        O[v] = mrt_odd16(lo, hi);                                                                  \
-                    }                                                                                              \
-                }                                                                                                  \
-                DW_UNROLL_ALL for (int kw = 0; kw < K; kw++) {                                                     \
-                    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                         \
-                        bool odd = S == 2 && kw % 2;                                                               \
-                        int shift = S == 2 ? kw / 2 : kw;                                                          \
-                        __m512 xv = odd ? O[v] : E[v];                                                             \
-                        __m512 next = odd ? O[v + 1] : E[v + 1];                                                   \
-                        if (shift)                                                                                 \
-                            xv = shift <= 3 ? dw_shift_lanes(next, xv, shift) : dw_shift_lanes6(next, xv, shift);  \
-                        DW_UNROLL_ALL for (int r = 0; r < R; r++) {                                                \
-                            int kh = p - SH * r;                                                                   \
-                            if (kh >= 0 && kh < K)                                                                 \
-                                acc[r][v] = _mm512_fmadd_ps(_mm512_set1_ps(wp[kh * K + kw]), xv, acc[r][v]);       \
-                        }                                                                                          \
-                    }                                                                                              \
-                }                                                                                                  \
-            }                                                                                                      \
-            DW_STORE_ROWS(R, NV)                                                                                   \
+/* DW_SHIFT: vector v's columns (from c0 + 16 S v) loaded once per row, as E (stride 1: all; stride 2: the even
+   ones) and O (stride 2: the odd ones), then shifted */
+#define DW_SHIFT_SETUP(S, NV, K)                                                                                   \
+    int64_t c0 = S * ow0 - j->pw;                                                                                  \
+    __mmask16 m_lo[NL], m_hi[NL];                                                                                  \
+    _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                                         \
+        m_lo[v] = mrt_mask16_inside(c0 + 16 * S * v, W);                                                           \
+        m_hi[v] = mrt_mask16_inside(c0 + 16 * S * v + 16, W);                                                      \
+    }                                                                                                              \
+    __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1));
+#define DW_SHIFT_ROW(S)                                                                                            \
+    __m512 E[NL], O[NL]; /* stride 1: E = the columns, O unused */                                                 \
+    _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                                         \
+        __m512 lo = _mm512_maskz_loadu_ps(m_lo[v], rp + 16 * S * v);                                               \
+        if (S == 1) {                                                                                              \
+            E[v] = lo;                                                                                             \
+        } else {                                                                                                   \
+            __m512 hi = _mm512_maskz_loadu_ps(m_hi[v], rp + 16 * S * v + 16);                                      \
+            E[v] = mrt_even16(lo, hi);                                                                             \
+            O[v] = mrt_odd16(lo, hi);                                                                              \
         }                                                                                                          \
     }
+#define DW_SHIFT_TAP(S, kw, v, xv)                                                                                 \
+    {                                                                                                              \
+        bool odd = S == 2 && kw % 2;                                                                               \
+        int shift = S == 2 ? kw / 2 : kw;                                                                          \
+        __m512 next = odd ? O[v + 1] : E[v + 1];                                                                   \
+        xv = odd ? O[v] : E[v];                                                                                    \
+        if (shift) xv = shift <= 3 ? dw_shift_lanes(next, xv, shift) : dw_shift_lanes6(next, xv, shift);           \
+    }
+#define DW_SHIFT(S, NV, R, K, SH) DW_ROW_KERNEL(SHIFT, dw_shift_s, S, NV, R, K, SH)
 /* lanes i + n of hi:lo, n a constant after unrolling: 1..3, or 1..6 for dw_shift_lanes6. Two functions because GCC
    12, given the six-way choice in the stride-2 5x5 kernels, kept their vectors on the stack (3x as many stack
    accesses, 5x5/2 144@56 0.107 -> 0.139 ms). */
@@ -451,25 +438,28 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 dw_shift_
     return _mm512_castsi512_ps(n == 4 ? _mm512_alignr_epi32(h, l, 4) : n == 5 ? _mm512_alignr_epi32(h, l, 5)
                                                                           : _mm512_alignr_epi32(h, l, 6));
 }
-#define DW_SHIFT_NV(S, K, SH)                                                                                      \
-    DW_SHIFT(S, 1, 4, K, SH) DW_SHIFT(S, 2, 4, K, SH) DW_SHIFT(S, 3, 4, K, SH) DW_SHIFT(S, 4, 4, K, SH)
-DW_SHIFT_NV(1, 3, 1)
-DW_SHIFT_NV(1, 3, 2)
-DW_SHIFT_NV(1, 7, 1)
-DW_SHIFT_NV(2, 3, 1)
-DW_SHIFT_NV(2, 3, 2)
-DW_SHIFT_NV(2, 5, 1)
-DW_SHIFT_NV(2, 5, 2)
-DW_SHIFT_NV(2, 7, 1)
-#define DW_SHIFT_FNS(S, K, SH)                                                                                     \
-    {dw_shift_s##S##_1_k##K##_h##SH, dw_shift_s##S##_2_k##K##_h##SH, dw_shift_s##S##_3_k##K##_h##SH,               \
-     dw_shift_s##S##_4_k##K##_h##SH}
+/* a row kernel KERNEL(S, NV, R, K, SH) for NV = 1..4 vectors, R = 4 rows; and the four by name (PFX: dw_reuse_s or
+   dw_shift_s) */
+#define DW_ROW_KERNELS(KERNEL, S, K, SH)                                                                           \
+    KERNEL(S, 1, 4, K, SH) KERNEL(S, 2, 4, K, SH) KERNEL(S, 3, 4, K, SH) KERNEL(S, 4, 4, K, SH)
+#define DW_ROW_FNS(PFX, S, K, SH)                                                                                  \
+    {PFX##S##_1_k##K##_h##SH, PFX##S##_2_k##K##_h##SH, PFX##S##_3_k##K##_h##SH, PFX##S##_4_k##K##_h##SH}
+DW_ROW_KERNELS(DW_SHIFT, 1, 3, 1)
+DW_ROW_KERNELS(DW_SHIFT, 1, 3, 2)
+DW_ROW_KERNELS(DW_SHIFT, 1, 7, 1)
+DW_ROW_KERNELS(DW_SHIFT, 2, 3, 1)
+DW_ROW_KERNELS(DW_SHIFT, 2, 3, 2)
+DW_ROW_KERNELS(DW_SHIFT, 2, 5, 1)
+DW_ROW_KERNELS(DW_SHIFT, 2, 5, 2)
+DW_ROW_KERNELS(DW_SHIFT, 2, 7, 1)
 /* [column stride - 1][3x3 / 5x5 / 7x7][row stride - 1][vectors - 1]; NULL where DW_REUSE (or DW_DIRECT) stays */
 static const dw_direct_fn dw_shift_fns[2][3][2][4] = {
-    {{DW_SHIFT_FNS(1, 3, 1), DW_SHIFT_FNS(1, 3, 2)}, {{NULL}, {NULL}}, {DW_SHIFT_FNS(1, 7, 1), {NULL}}},
-    {{DW_SHIFT_FNS(2, 3, 1), DW_SHIFT_FNS(2, 3, 2)},
-     {DW_SHIFT_FNS(2, 5, 1), DW_SHIFT_FNS(2, 5, 2)},
-     {DW_SHIFT_FNS(2, 7, 1), {NULL}}},
+    {{DW_ROW_FNS(dw_shift_s, 1, 3, 1), DW_ROW_FNS(dw_shift_s, 1, 3, 2)},
+     {{NULL}, {NULL}},
+     {DW_ROW_FNS(dw_shift_s, 1, 7, 1), {NULL}}},
+    {{DW_ROW_FNS(dw_shift_s, 2, 3, 1), DW_ROW_FNS(dw_shift_s, 2, 3, 2)},
+     {DW_ROW_FNS(dw_shift_s, 2, 5, 1), DW_ROW_FNS(dw_shift_s, 2, 5, 2)},
+     {DW_ROW_FNS(dw_shift_s, 2, 7, 1), {NULL}}},
 };
 
 /* The DW_SHIFT kernel for j's rows of nv vectors (1..4), or NULL when j is not one it computes */
@@ -480,26 +470,23 @@ static dw_direct_fn dw_shift_of(const dw_job *j, int64_t nv)
     return dw_shift_fns[j->sw - 1][kind - 1][j->sh - 1][(nv > 4 ? 4 : nv) - 1];
 }
 
-#define DW_REUSE_NV(S, K, SH)                                                                                      \
-    DW_REUSE(S, 1, 4, K, SH) DW_REUSE(S, 2, 4, K, SH) DW_REUSE(S, 3, 4, K, SH) DW_REUSE(S, 4, 4, K, SH)
-DW_REUSE_NV(1, 3, 1)
-DW_REUSE_NV(2, 3, 1)
-DW_REUSE_NV(1, 3, 2)
-DW_REUSE_NV(2, 3, 2)
-DW_REUSE_NV(1, 5, 1)
-DW_REUSE_NV(2, 5, 1)
-DW_REUSE_NV(1, 5, 2)
-DW_REUSE_NV(2, 5, 2)
-DW_REUSE_NV(1, 7, 1)
-DW_REUSE_NV(2, 7, 1)
-#define DW_REUSE_FNS(S, K, SH)                                                                                     \
-    {dw_reuse_s##S##_1_k##K##_h##SH, dw_reuse_s##S##_2_k##K##_h##SH, dw_reuse_s##S##_3_k##K##_h##SH,               \
-     dw_reuse_s##S##_4_k##K##_h##SH}
+DW_ROW_KERNELS(DW_REUSE, 1, 3, 1)
+DW_ROW_KERNELS(DW_REUSE, 2, 3, 1)
+DW_ROW_KERNELS(DW_REUSE, 1, 3, 2)
+DW_ROW_KERNELS(DW_REUSE, 2, 3, 2)
+DW_ROW_KERNELS(DW_REUSE, 1, 5, 1)
+DW_ROW_KERNELS(DW_REUSE, 2, 5, 1)
+DW_ROW_KERNELS(DW_REUSE, 1, 5, 2)
+DW_ROW_KERNELS(DW_REUSE, 2, 5, 2)
+DW_ROW_KERNELS(DW_REUSE, 1, 7, 1)
+DW_ROW_KERNELS(DW_REUSE, 2, 7, 1)
 /* [3x3 / 5x5 / 7x7][row stride - 1][column stride - 1][vectors - 1]; 7x7 at row stride 2 (rare) takes DW_DIRECT */
 static const dw_direct_fn dw_reuse_fns[3][2][2][4] = {
-    {{DW_REUSE_FNS(1, 3, 1), DW_REUSE_FNS(2, 3, 1)}, {DW_REUSE_FNS(1, 3, 2), DW_REUSE_FNS(2, 3, 2)}},
-    {{DW_REUSE_FNS(1, 5, 1), DW_REUSE_FNS(2, 5, 1)}, {DW_REUSE_FNS(1, 5, 2), DW_REUSE_FNS(2, 5, 2)}},
-    {{DW_REUSE_FNS(1, 7, 1), DW_REUSE_FNS(2, 7, 1)}, {{NULL}, {NULL}}},
+    {{DW_ROW_FNS(dw_reuse_s, 1, 3, 1), DW_ROW_FNS(dw_reuse_s, 2, 3, 1)},
+     {DW_ROW_FNS(dw_reuse_s, 1, 3, 2), DW_ROW_FNS(dw_reuse_s, 2, 3, 2)}},
+    {{DW_ROW_FNS(dw_reuse_s, 1, 5, 1), DW_ROW_FNS(dw_reuse_s, 2, 5, 1)},
+     {DW_ROW_FNS(dw_reuse_s, 1, 5, 2), DW_ROW_FNS(dw_reuse_s, 2, 5, 2)}},
+    {{DW_ROW_FNS(dw_reuse_s, 1, 7, 1), DW_ROW_FNS(dw_reuse_s, 2, 7, 1)}, {{NULL}, {NULL}}},
 };
 
 /* One plane straight from the input (see the top of the file), in column blocks of up to 64. The epilogue
