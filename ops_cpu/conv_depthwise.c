@@ -390,9 +390,8 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
    across cache lines, were what bound the kernel at stride 2 (3x3/2 144@56: 0.090 ms, 0.060 with the second load
    removed, 0.063 here); at stride 1 this wins for 3x3 inside MobileNetV2 (its 3x3 layers at 56 and 28, one thread:
    163-166 -> 148 and 134-138 -> 121 us) and for 7x7 (ConvNeXt's 7x7 96@56: 0.375 -> 0.309 ms), and loses for 5x5
-   (240@28: 0.154 -> 0.166), which keeps DW_REUSE. */
-/* DW_SHIFT: vector v's columns (from c0 + 16 S v) loaded once per row, as E (stride 1: all; stride 2: the even
-   ones) and O (stride 2: the odd ones), then shifted */
+   (240@28: 0.154 -> 0.166), which keeps DW_REUSE. Vector v's columns start at c0 + 16 S v; E[v] holds them
+   (stride 1) or their even ones (stride 2), O[v] the odd ones. */
 #define DW_SHIFT_SETUP(S, NV, K)                                                                                   \
     int64_t c0 = S * ow0 - j->pw;                                                                                  \
     __mmask16 m_lo[NL], m_hi[NL];                                                                                  \
