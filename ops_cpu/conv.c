@@ -875,6 +875,23 @@ __attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t t0, 
    prefetchers do not follow when the output is not in cache (as inside a model: MobileNetV2's 3x3/2 stem,
    minirt_kernels --cold: 0.48 -> 0.32 ms; the same in cache). */
 enum { ROWS_BLOCK = 16 };
+
+/* Output row oh's columns [0, c1) of the MR-channel panel from m0, in tiles of 48 (the last may be narrower);
+   returns whether every tile applied the epilogue */
+static bool rows_tiles(const rows_job *j, const float *const *brows, int64_t oh, int64_t m0, int mr, int64_t c1)
+{
+    const mrt_window *w = &j->p->win;
+    int64_t OW = w->out[1], ohw = w->out[0] * OW;
+    bool ep_done = true;
+    for (int64_t ow0 = 0; ow0 < c1; ow0 += MRT_SGEMM_NR) {
+        int nr = (int)(c1 - ow0 < MRT_SGEMM_NR ? c1 - ow0 : MRT_SGEMM_NR);
+        ep_done &= mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, NULL, brows, ow0, j->y + m0 * ohw + oh * OW + ow0, ohw,
+                                       false, mr, nr, j->bias ? j->bias + m0 : NULL, j->ep, m0,
+                                       j->at0 + m0 * ohw + oh * OW + ow0);
+    }
+    return ep_done;
+}
+
 static void rows_compute(void *arg, int64_t t0, int64_t t1)
 {
     const rows_job *j = arg;
@@ -897,16 +914,23 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
                     }
                 }
         bool ep_done = true; /* by every tile, in registers */
+        /* rows' last columns when they fit one vector (112 = 2 x 48 + 16): two rows' in one tile */
+        int64_t tail = OW % MRT_SGEMM_NR, full = OW - tail;
+        bool pair_tails = tail > 0 && tail <= 16;
         for (int64_t m0 = 0; m0 < p->m; m0 += MRT_SGEMM_MR) {
             int mr = (int)(p->m - m0 < MRT_SGEMM_MR ? p->m - m0 : MRT_SGEMM_MR);
-            for (int64_t oh = b0; oh < b1; oh++)
-                for (int64_t ow0 = 0; ow0 < OW; ow0 += MRT_SGEMM_NR) {
-                    int nr = (int)(OW - ow0 < MRT_SGEMM_NR ? OW - ow0 : MRT_SGEMM_NR);
-                    ep_done &= mrt_sgemm_tile_rows(j->k, j->a + m0 * j->k, NULL, brows[oh - b0], ow0,
-                                                   j->y + m0 * ohw + oh * OW + ow0, ohw, false, mr, nr,
-                                                   j->bias ? j->bias + m0 : NULL, j->ep, m0,
-                                                   j->at0 + oh * OW + m0 * ohw + ow0);
-                }
+            for (int64_t oh = b0; oh < b1; oh++) {
+                bool pair = pair_tails && oh + 1 < b1;
+                ep_done &= rows_tiles(j, brows[oh - b0], oh, m0, mr, pair ? full : OW);
+                if (!pair) continue;
+                ep_done &= rows_tiles(j, brows[oh + 1 - b0], oh + 1, m0, mr, full);
+                int64_t at = m0 * ohw + oh * OW + full; /* row oh's tail; row oh + 1's is OW further */
+                ep_done &= mrt_sgemm_tile_rows_pair(j->k, j->a + m0 * j->k, brows[oh - b0], full, brows[oh + 1 - b0],
+                                                    full, j->y + at, j->y + at + OW, ohw, mr, (int)tail, (int)tail,
+                                                    j->bias ? j->bias + m0 : NULL, j->ep, m0, j->at0 + at,
+                                                    j->at0 + at + OW);
+                oh++;
+            }
         }
         if (!ep_done)
             for (int64_t oh = b0; oh < b1; oh++)

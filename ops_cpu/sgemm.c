@@ -421,6 +421,60 @@ bool mrt_sgemm_tile_rows(int64_t kc, const float *a, const float *a_next, const 
     return false;
 }
 
+#ifdef MRT_HAVE_AVX512_INTRINSICS
+/* mrt_sgemm_tile_rows_pair's body; te0/te1 (the epilogue at c0's and c1's flat index) both NULL or both given */
+__attribute__((target("avx512f"))) static void tile_rows_pair_avx512(int64_t kc, const float *a,
+                                                                    const float *const *brows0, int64_t boff0,
+                                                                    const float *const *brows1, int64_t boff1,
+                                                                    float *c0, float *c1, int64_t ldc, int mr,
+                                                                    int nr0, int nr1, const float *bias,
+                                                                    const mrt_reg_epilogue *te0,
+                                                                    const mrt_reg_epilogue *te1)
+{
+    __m512 acc[MR][2];
+    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < kc; kk++, a += MR) {
+        __m512 x0 = _mm512_loadu_ps(brows0[kk] + boff0), x1 = _mm512_loadu_ps(brows1[kk] + boff1);
+        for (int i = 0; i < MR; i++) {
+            __m512 ai = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(ai, x0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(ai, x1, acc[i][1]);
+        }
+    }
+    __mmask16 m0 = mrt_mask16_first(nr0), m1 = mrt_mask16_first(nr1);
+    __m512 lo = _mm512_set1_ps(te0 ? te0->lo : 0.0f), hi = _mm512_set1_ps(te0 ? te0->hi : 0.0f);
+    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) { /* unrolled, so that acc stays in registers */
+        if (i >= mr) break;
+        __m512 ahi, alo, bhi, blo;
+        if (te0 && te0->bn) {
+            ahi = _mm512_set1_ps(te0->bn[i].a_hi), alo = _mm512_set1_ps(te0->bn[i].a_lo);
+            bhi = _mm512_set1_ps(te0->bn[i].b_hi), blo = _mm512_set1_ps(te0->bn[i].b_lo);
+        }
+        __m512 r0 = bias ? _mm512_add_ps(acc[i][0], _mm512_set1_ps(bias[i])) : acc[i][0];
+        __m512 r1 = bias ? _mm512_add_ps(acc[i][1], _mm512_set1_ps(bias[i])) : acc[i][1];
+        if (te0) {
+            r0 = mrt_reg_epilogue16(te0, r0, ahi, alo, bhi, blo, i * ldc, m0, lo, hi);
+            r1 = mrt_reg_epilogue16(te1, r1, ahi, alo, bhi, blo, i * ldc, m1, lo, hi);
+        }
+        _mm512_mask_storeu_ps(c0 + i * ldc, m0, r0);
+        _mm512_mask_storeu_ps(c1 + i * ldc, m1, r1);
+    }
+}
+
+bool mrt_sgemm_tile_rows_pair(int64_t kc, const float *a, const float *const *brows0, int64_t boff0,
+                              const float *const *brows1, int64_t boff1, float *c0, float *c1, int64_t ldc, int mr,
+                              int nr0, int nr1, const float *bias, const mrt_epilogue *ep, int64_t ep_channel0,
+                              int64_t ep_at0, int64_t ep_at1)
+{
+    mrt_reg_epilogue te0, te1;
+    bool with_ep = mrt_reg_epilogue_of(ep, ep_channel0, ep_at0, &te0);
+    mrt_reg_epilogue_of(ep, ep_channel0, ep_at1, &te1);
+    tile_rows_pair_avx512(kc, a, brows0, boff0, brows1, boff1, c0, c1, ldc, mr, nr0, nr1, bias, with_ep ? &te0 : NULL,
+                          with_ep ? &te1 : NULL);
+    return with_ep;
+}
+#endif
+
 static tile_fn pick_tile(void)
 {
 #ifdef MRT_HAVE_AVX512_INTRINSICS
