@@ -461,10 +461,16 @@ static const dw_direct_fn dw_shift_fns[2][3][2][4] = {
      {DW_ROW_FNS(dw_shift_s, 2, 7, 1), {NULL}}},
 };
 
+/* The row kernels' tables' first index + 1: 1, 2, 3 for 3x3, 5x5, 7x7 kernels; 0 for any other (DW_DIRECT's loops) */
+static int dw_kind(const dw_job *j)
+{
+    return j->KH == 3 && j->KW == 3 ? 1 : j->KH == 5 && j->KW == 5 ? 2 : j->KH == 7 && j->KW == 7 ? 3 : 0;
+}
+
 /* The DW_SHIFT kernel for j's rows of nv vectors (1..4), or NULL when j is not one it computes */
 static dw_direct_fn dw_shift_of(const dw_job *j, int64_t nv)
 {
-    int kind = j->KH == 3 && j->KW == 3 ? 1 : j->KH == 5 && j->KW == 5 ? 2 : j->KH == 7 && j->KW == 7 ? 3 : 0;
+    int kind = dw_kind(j);
     if (!kind || j->sw < 1 || j->sw > 2 || j->dw != 1 || j->dh != 1 || j->sh < 1 || j->sh > 2) return NULL;
     return dw_shift_fns[j->sw - 1][kind - 1][j->sh - 1][(nv > 4 ? 4 : nv) - 1];
 }
@@ -501,7 +507,7 @@ static bool dw_plane_direct(const dw_job *j, int64_t plane, int64_t r_lo, int64_
     mrt_reg_epilogue re;
     bool in_regs = mrt_reg_epilogue_of(j->ep, c, plane * j->OH * OW, &re);
     int64_t rows = in_regs ? j->OH : OW >= 4096 ? 1 : 4096 / OW;
-    int kind = j->KH == 3 && j->KW == 3 ? 1 : j->KH == 5 && j->KW == 5 ? 2 : j->KH == 7 && j->KW == 7 ? 3 : 0;
+    int kind = dw_kind(j);
     for (int64_t oh0 = r_lo; oh0 < r_hi; oh0 += rows) {
         int64_t oh1 = oh0 + rows < r_hi ? oh0 + rows : r_hi;
         for (int64_t ow0 = 0; ow0 < OW; ow0 += 64) {
