@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "engine/cuda_module.h"
+#include "engine/registry.h"
 #include "engine/status.h"
 
 static void *try_open(const char *path, char *tried, size_t len)
@@ -54,6 +55,7 @@ mrt_status mrt_cuda_open(const mrt_cuda_api **out)
                             MRT_CUDA_MODULE_NAME, a ? a->abi_version : 0u, (unsigned)MRT_CUDA_MODULE_ABI);
         }
         api = a;
+        mrt_registry_set_cuda_tables(a->kernel_tables);
     }
     char err[512] = "";
     int count = 0;

@@ -37,6 +37,9 @@ typedef struct mrt_step {
     int fused_into;              /* >= 0: this step's work is done by that step (it is skipped); else -1 */
     bool inputs_in_output;       /* a Concat some of whose inputs were planned inside its output (plan_storage):
                                     its output is not zero-filled, and those inputs are not copied */
+    uint8_t device;              /* mrt_device_kind the step runs on (engine/device.h) */
+    const mrt_kernel *cpu_kernel;/* the CPU row (folding, fallback) when `kernel` is the CUDA one */
+    char *placement_why;         /* device "cuda": why the step runs on the CPU (malloc'd), or NULL */
 } mrt_step;
 
 typedef struct mrt_session mrt_session;
@@ -93,6 +96,7 @@ typedef struct mrt_exec {
     int nodes_before, nodes_after, inplace_count, fused_count, concat_inputs_in_place;
     size_t naive_bytes, lower_bound_bytes;
     double plan_ms;
+    struct mrt_dev_exec *dev;    /* device "cuda": placement and device storage (engine/device.c), else NULL */
 } mrt_exec;
 
 struct mrt_session {
@@ -107,9 +111,13 @@ struct mrt_session {
     const struct mrt_std_function **std_src;
     mrt_function **std_fn;
     int n_std;
+    struct mrt_dev_session *dev; /* device "cuda": the module, streams (engine/device.c), else NULL */
 };
 
 mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mrt_exec **out);
+/* Append to *list the values of `target` that node nd's subgraph attributes read (implicit inputs of If/Loop/Scan,
+   at any depth). */
+mrt_status mrt_node_outer_refs(const mrt_node *nd, const mrt_graph *target, int **list, int *n, int *cap);
 /* The unplanned-workspace fallback of mrt_workspace: e->scratch grown to at least `bytes`, or NULL. */
 void *mrt_exec_scratch(mrt_exec *e, size_t bytes);
 void mrt_exec_free(mrt_exec *e);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/device.h"
 #include "engine/exec.h"
 
 const mrt_tensor *mrt_input(const mrt_op_ctx *ctx, int i)
@@ -73,6 +74,26 @@ mrt_status mrt_output_alloc(mrt_op_ctx *ctx, int i, mrt_dtype dtype, int rank, c
     mrt_value *v = ctx->outputs[i];
     mrt_exec *e = ctx->exec;
     int vi = output_value_index(ctx, i);
+    if (ctx->device == MRT_DEVICE_CUDA && e && vi >= 0) {
+        /* a CUDA kernel sizing its output at run time: device bytes; the host value keeps the shape (its bytes
+           come with the first copy to the host) */
+        mrt_value *hv = &e->vals[vi];
+        if (e->alloc[vi] != MRT_ALLOC_BORROWED) mrt_value_release(hv);
+        memset(hv, 0, sizeof *hv);
+        hv->kind = MRT_VALUE_TENSOR;
+        size_t nbytes;
+        if (rank < 0 || rank > MRT_MAX_RANK)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "output %d: rank %d is out of range", i, rank);
+        MRT_TRY(mrt_shape_nbytes(dtype, rank, shape, &nbytes));
+        hv->tensor.dtype = dtype;
+        hv->tensor.rank = rank;
+        for (int d = 0; d < rank; d++) hv->tensor.shape[d] = shape[d];
+        e->alloc[vi] = MRT_ALLOC_RUN;
+        *v = *hv;
+        MRT_TRY(mrt_dev_output_alloc(ctx, vi, v));
+        if (out) *out = &v->tensor;
+        return MRT_STATUS_OK;
+    }
     if (e && vi >= 0 && e->alloc[vi] != MRT_ALLOC_BORROWED) mrt_value_release(v);
     memset(v, 0, sizeof *v);
     v->kind = MRT_VALUE_TENSOR;
@@ -133,10 +154,13 @@ void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes)
 {
     static _Alignas(64) char empty[64]; /* for a zero-byte request: a valid pointer, nothing allocated */
     if (bytes == 0) return empty;
+    bool cuda = ctx->device == MRT_DEVICE_CUDA;
     void *p = ctx->workspace && bytes <= ctx->workspace_bytes ? ctx->workspace
-              : ctx->exec                                     ? mrt_exec_scratch(ctx->exec, bytes)
-                                                              : NULL;
-    if (!p) mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %zu-byte kernel workspace)", bytes);
+              : !ctx->exec                                    ? NULL
+              : cuda                                          ? mrt_dev_scratch(ctx->exec, bytes)
+                                                              : mrt_exec_scratch(ctx->exec, bytes);
+    if (!p) mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (a %zu-byte %s workspace)", bytes, cuda ? "device" : "kernel");
+    if (cuda) return p; /* device memory: the emulated module's allocations start as 0xFF bytes */
 #ifdef MRT_POISON_WORKSPACE
     /* sanitizer builds: a workspace holds whatever the previous step left, never zeros a kernel may count on */
     if (p) memset(p, 0xFF, bytes); /* NaN as float or double, -1 as an integer */

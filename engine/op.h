@@ -59,6 +59,10 @@ struct mrt_op_ctx {
     const struct mrt_epilogue *epilogue; /* in run: element-wise work fused into this node (see ops_cpu/epilogue.h), or NULL */
     const struct mrt_prologue *prologue; /* in run: a scale of input 0 fused into this node (engine/epilogue.h), or NULL */
     bool no_winograd;            /* the session's no_winograd: 3x3 Convs take the GEMM (ops_cpu/conv_winograd.h) */
+    int device;                  /* mrt_device_kind this run happens on: CUDA kernels see device pointers in
+                                    their tensors' data and a device workspace */
+    void *stream;                /* CUDA: the cudaStream_t the kernel must issue its work on */
+    bool allow_tf32;             /* CUDA: the session's allow_tf32 (cuBLAS/cuDNN math mode) */
 };
 
 /* In prepare: `bytes` (64-byte aligned) that live as long as the plan, for the state the kernel builds (packed

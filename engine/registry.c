@@ -94,13 +94,25 @@ const mrt_opdef *mrt_registry_find_opdef(const mrt_registry *r, const char *doma
     return best;
 }
 
+/* The CUDA module's tables, set once when it is loaded (engine/cuda_loader.c); NULL before. */
+static const mrt_kernel_table *_Atomic cuda_tables;
+
+void mrt_registry_set_cuda_tables(const mrt_kernel_table *tables) { cuda_tables = tables; }
+
+/* The built-in tables of a device: the CPU's are linked in, the CUDA module's arrive with it. */
+static const mrt_kernel_table *builtin_tables(mrt_device_kind dev)
+{
+    static const mrt_kernel_table none[] = {{NULL}};
+    const mrt_kernel_table *t = dev == MRT_DEVICE_CPU ? mrt_cpu_kernel_tables : dev == MRT_DEVICE_CUDA ? cuda_tables : NULL;
+    return t ? t : none;
+}
+
 const mrt_kernel *mrt_registry_find_kernel(const mrt_registry *r, mrt_device_kind dev, const char *domain,
                                            const char *op_type, int64_t opset)
 {
     const mrt_kernel *best = NULL;
-    if (dev == MRT_DEVICE_CPU)
-        for (const mrt_kernel_table *t = mrt_cpu_kernel_tables; t->rows; t++)
-            for (const mrt_kernel *row = t->rows; row->op_type; row++) MRT_BEST_ROW(best, row);
+    for (const mrt_kernel_table *t = builtin_tables(dev); t->rows; t++)
+        for (const mrt_kernel *row = t->rows; row->op_type; row++) MRT_BEST_ROW(best, row);
     if (r)
         for (size_t i = 0; i < r->n_plugin_kernels[dev]; i++) MRT_BEST_ROW(best, &r->plugin_kernels[dev][i]);
     return best;
@@ -144,11 +156,10 @@ int mrt_registry_versions(const mrt_registry *r, const char *domain, const char 
 bool mrt_registry_has_kernel_row(const mrt_registry *r, mrt_device_kind dev, const char *domain,
                                  const char *op_type, int since_version)
 {
-    if (dev == MRT_DEVICE_CPU)
-        for (const mrt_kernel_table *t = mrt_cpu_kernel_tables; t->rows; t++)
-            for (const mrt_kernel *row = t->rows; row->op_type; row++)
-                if (same_op(domain, op_type, row->domain, row->op_type) && row->since_version == since_version)
-                    return true;
+    for (const mrt_kernel_table *t = builtin_tables(dev); t->rows; t++)
+        for (const mrt_kernel *row = t->rows; row->op_type; row++)
+            if (same_op(domain, op_type, row->domain, row->op_type) && row->since_version == since_version)
+                return true;
     if (r)
         for (size_t i = 0; i < r->n_plugin_kernels[dev]; i++) {
             const mrt_kernel *row = &r->plugin_kernels[dev][i];

@@ -103,6 +103,8 @@ const char *mrt_registry_plugin_list(const mrt_registry *r, char *buf, size_t le
 /* Resolution for a model opset: NULL when none. */
 const mrt_opdef *mrt_registry_find_opdef(const mrt_registry *r, const char *domain, const char *op_type,
                                          int64_t opset);
+/* The CUDA module's built-in rows (a NULL-terminated list of tables), registered when the module is loaded. */
+void mrt_registry_set_cuda_tables(const mrt_kernel_table *tables);
 const mrt_kernel *mrt_registry_find_kernel(const mrt_registry *r, mrt_device_kind dev, const char *domain,
                                            const char *op_type, int64_t opset);
 

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/cuda_module.h"
+#include "engine/device.h"
 #include "engine/exec.h"
 #include "engine/fuse.h"
 #include "engine/fp64.h"
@@ -37,6 +37,7 @@ mrt_session_options mrt_session_options_default(void)
 
 static void release_value(mrt_exec *e, int vi)
 {
+    mrt_dev_release_value(e, vi);
     if (e->alloc[vi] != MRT_ALLOC_BORROWED) mrt_value_release(&e->vals[vi]);
     memset(&e->vals[vi], 0, sizeof e->vals[vi]);
     e->alloc[vi] = MRT_ALLOC_BORROWED;
@@ -61,6 +62,7 @@ static void release_plan(mrt_exec *e)
 {
     for (int i = 0; i < e->n_children; i++) mrt_exec_free(e->children[i].exec);
     e->n_children = 0;
+    mrt_dev_exec_release_plan(e);
     for (int i = 0; i < e->graph->n_values; i++) release_value(e, i);
     memset(e->state, 0, (size_t)e->graph->n_values);
     for (int i = 0; i < e->n_steps; i++) {
@@ -68,6 +70,7 @@ static void release_plan(mrt_exec *e)
         mrt_function_free_shadow(e->steps[i].call_shadow);
         if (e->steps[i].kernel_state && e->steps[i].kernel->release) e->steps[i].kernel->release(e->steps[i].kernel_state);
         mrt_fusion_free(e->steps[i].fusion);
+        free(e->steps[i].placement_why);
     }
     mrt_plan_mem_free(&e->plan_mem); /* after the releases: a kernel's state may point into it */
     free(e->steps);
@@ -99,6 +102,11 @@ mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mr
         mrt_exec_free(e);
         return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (exec values)");
     }
+    mrt_status st = mrt_dev_exec_new(e);
+    if (st) {
+        mrt_exec_free(e);
+        return st;
+    }
     *out = e;
     return MRT_STATUS_OK;
 }
@@ -127,6 +135,7 @@ void mrt_exec_free(mrt_exec *e)
 {
     if (!e) return;
     if (e->vals) release_plan(e);
+    mrt_dev_exec_free(e);
     free(e->scratch);
     free(e->ctx_in);
     free(e->ctx_out);
@@ -145,6 +154,12 @@ void mrt_exec_free(mrt_exec *e)
 /* ------------------------------------------------------------------ topological order */
 
 static mrt_status collect_outer_refs(const mrt_graph *sub, const mrt_graph *target, int **list, int *n, int *cap);
+static mrt_status node_outer_refs(const mrt_node *nd, const mrt_graph *target, int **list, int *n, int *cap);
+
+mrt_status mrt_node_outer_refs(const mrt_node *nd, const mrt_graph *target, int **list, int *n, int *cap)
+{
+    return node_outer_refs(nd, target, list, n, cap);
+}
 
 /* Append to list the values of `target` that node nd's subgraph attributes read (implicit inputs of If/Loop/Scan,
    at any depth). */
@@ -501,6 +516,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         if (nd->inputs[i] >= 0 && e->state[nd->inputs[i]] == MRT_VS_DYNAMIC) any_dynamic = true;
     if (any_dynamic) {
         step->dynamic = true;
+        MRT_TRY(mrt_dev_place_step(e, step, NULL));
     } else {
         mrt_op_ctx ctx;
         ctx_buf b;
@@ -533,9 +549,11 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
                 if (nd->outputs[i] >= 0) e->state[nd->outputs[i]] = MRT_VS_CONST;
             return MRT_STATUS_OK;
         }
+        /* device "cuda": the CUDA row when it takes the node (a dynamic step's shapes are checked at run time) */
+        st = mrt_dev_place_step(e, step, step->dynamic ? NULL : &ctx);
         /* once per plan: what the kernel can do ahead with the constants it sees (pack weights); not when an input
            may be replaced at run time (teacher forcing), where the constants would be stale */
-        if (!step->dynamic && step->kernel->prepare && !e->session->opt.override_input)
+        if (!st && !step->dynamic && step->kernel->prepare && !e->session->opt.override_input)
             st = attr_verdict(&b, step->kernel->prepare(&ctx, &step->kernel_state));
         ctx_release(&b);
         if (st) return node_error(nd, st);
@@ -707,7 +725,7 @@ static mrt_status plan_storage(mrt_exec *e)
     e->naive_bytes = naive;
     e->concat_inputs_in_place = 0;
     for (int s = 0; s < e->n_steps; s++) e->steps[s].inputs_in_output = false;
-    if (!e->session->opt.no_mem_plan) {
+    if (!e->session->opt.no_mem_plan && !e->dev) { /* CUDA's Concat copies every input */
         al = malloc((size_t)(nv ? nv : 1) * sizeof *al);
         if (!al) {
             st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (memory plan)");
@@ -732,7 +750,7 @@ static mrt_status plan_storage(mrt_exec *e)
             }
         }
         for (int v = 0; v < nv; v++) {
-            if (al[v].into >= 0) {
+            if (al && al[v].into >= 0) {
                 e->vals[v].tensor.data = (char *)e->arena + concat_alias_offset(al, offsets, v);
                 e->alloc[v] = MRT_ALLOC_BORROWED;
                 continue;
@@ -844,7 +862,8 @@ static mrt_status plan_fusion(mrt_exec *e)
     const mrt_session_options *opt = &e->session->opt;
     const mrt_graph *g = e->graph;
     memset(e->fused_away, 0, (size_t)g->n_values);
-    if (opt->no_fuse || opt->override_input || (opt->on_node && !opt->fuse_with_callback)) return MRT_STATUS_OK;
+    /* fused chains are a CPU kernel feature: a session on CUDA plans its steps one by one */
+    if (opt->no_fuse || opt->override_input || (opt->on_node && !opt->fuse_with_callback) || e->dev) return MRT_STATUS_OK;
     bool *sub_read = calloc((size_t)g->n_values + 1, sizeof *sub_read);
     int *refs = NULL, n_refs = 0, cap_refs = 0;
     mrt_status st = sub_read ? MRT_STATUS_OK : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (fusion)");
@@ -879,6 +898,7 @@ static mrt_status plan(mrt_exec *e)
     MRT_TRY(plan_fusion(e));
     MRT_TRY(plan_storage(e));
     MRT_TRY(plan_release_points(e));
+    MRT_TRY(mrt_dev_plan(e));
     e->nodes_before = g->n_nodes;
     e->nodes_after = 0;
     e->fused_count = 0;
@@ -1062,8 +1082,9 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     }
 
     const mrt_session_options *opt = &e->session->opt;
+    mrt_dev_run_begin(e);
     for (int s = 0; s < e->n_steps; s++) {
-        const mrt_step *step = &e->steps[s];
+        mrt_step *step = &e->steps[s];
         const mrt_node *nd = &g->nodes[step->node];
         /* a fused step was computed by its chain's producer: only its callback fires (values never computed have
            no data; see mrt_session_options.fuse_with_callback) */
@@ -1099,9 +1120,16 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             if (!st && step->dynamic) {
                 for (int i = 0; i < nd->n_outputs; i++)
                     if (nd->outputs[i] >= 0) release_value(e, nd->outputs[i]);
-                st = attr_verdict(&b, step->def->infer(&ctx));
+                if (e->dev) { /* infer reads its inputs' data on the host */
+                    int *reads = NULL, nr = 0, cap = 0;
+                    st = mrt_dev_step_reads(e, s, &reads, &nr, &cap);
+                    for (int i = 0; !st && i < nr; i++) st = mrt_dev_to_host(e, reads[i]);
+                    free(reads);
+                }
+                if (!st) st = attr_verdict(&b, step->def->infer(&ctx));
                 if (!st && !ctx.dynamic) st = alloc_outputs(e, nd, MRT_ALLOC_RUN);
-            } else if (!st) {
+                if (!st && step->device == MRT_DEVICE_CUDA) st = mrt_dev_check_dynamic(e, step, &ctx);
+            } else if (!st && step->device != MRT_DEVICE_CUDA) { /* a CUDA step's outputs are filled on the device */
                 /* Outputs start as zeros, unless the kernel writes every element itself: then the zeros would be
                    a serial pass over memory the kernel overwrites (Swin-T: 119 MB a run in its Transposes, Slices,
                    Gathers and LayerNorms, 5% of its run on two threads). opt->poison_outputs fills those with 0xFF
@@ -1133,7 +1161,10 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
                         b.in_copy[i] = rep;
                 }
             }
+            /* device "cuda": the inputs where the step runs; a CUDA step's context sees device storage */
+            if (!st && e->dev) st = mrt_dev_step_inputs(e, s, &ctx);
             if (!st) st = attr_verdict(&b, step->kernel->run(&ctx));
+            if (!st) st = mrt_dev_step_done(e, s, &ctx);
             if (!st) st = check_outputs_produced(e, nd, step);
             ctx_release(&b);
             if (st) return node_error(nd, st);
@@ -1143,6 +1174,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             if (e->run_bytes > e->run_peak_bytes) e->run_peak_bytes = e->run_bytes;
         }
         if (top_level && opt->on_node) {
+            for (int i = 0; e->dev && i < nd->n_outputs; i++) MRT_TRY(mrt_dev_to_host(e, nd->outputs[i]));
             const char *names[64];
             const mrt_value *vals[64];
             int n = nd->n_outputs < 64 ? nd->n_outputs : 64, k = 0;
@@ -1156,6 +1188,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
         }
         for (int k = e->dies_at_start[s]; k < e->dies_at_start[s + 1]; k++) {
             int v = e->dies_at[k];
+            if (e->dev && e->dev->own[v]) mrt_dev_release_value(e, v); /* run-time device storage */
             if (e->alloc[v] != MRT_ALLOC_RUN) continue;
             size_t nb = value_bytes(&e->vals[v]);
             e->run_bytes -= nb < e->run_bytes ? nb : e->run_bytes;
@@ -1167,7 +1200,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
         if (e->state[v] == MRT_VS_UNSET && !g->values[v].is_outer)
             return mrt_fail(MRT_STATUS_INVALID_MODEL, "graph output '%s' is not produced by any node", g->values[v].name);
     }
-    return MRT_STATUS_OK;
+    return mrt_dev_run_end(e);
 }
 
 /* ------------------------------------------------------------------ subgraphs */
@@ -1276,18 +1309,14 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
     s->model = model;
     s->opt = opt ? *opt : mrt_session_options_default();
     if (!s->opt.device) s->opt.device = "cpu";
-    if (strcmp(s->opt.device, "cpu") != 0) {
+    if (strcmp(s->opt.device, "cpu") != 0 && strcmp(s->opt.device, "cuda") != 0) {
         free(s);
-        if (strcmp(opt->device, "cuda") != 0)
-            return mrt_fail(MRT_STATUS_INVALID_ARG, "unknown device '%s' (expected cpu or cuda)", opt->device);
-        const mrt_cuda_api *api;
-        MRT_TRY(mrt_cuda_open(&api));
-        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED,
-                        "a CUDA device is present, but graph execution on CUDA is not implemented yet (the CUDA "
-                        "module has device memory, copies and one Relu kernel); use --device cpu");
+        return mrt_fail(MRT_STATUS_INVALID_ARG, "unknown device '%s' (expected cpu or cuda)", opt->device);
     }
     mrt_status checked = mrt_expand_list_check(model, s->opt.expand_functions);
+    if (!checked && strcmp(s->opt.device, "cuda") == 0) checked = mrt_dev_session_open(s);
     if (checked) {
+        mrt_dev_session_close(s);
         free(s);
         return checked;
     }
@@ -1300,6 +1329,7 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
     if (!st) st = mrt_exec_new(s, model->graph, NULL, &s->main);
     if (st) {
         mrt_threadpool_free(s->pool);
+        mrt_dev_session_close(s);
         free(s);
         return st;
     }
@@ -1312,6 +1342,7 @@ void mrt_session_free(mrt_session *s)
 {
     if (!s) return;
     mrt_exec_free(s->main);
+    mrt_dev_session_close(s);
     mrt_threadpool_free(s->pool);
     free(s->bound);
     mrt_session_free_std_functions(s);
@@ -1379,6 +1410,44 @@ void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out)
     out->concat_inputs_in_place = e->concat_inputs_in_place;
     out->plan_ms = e->plan_ms;
     out->run_peak_bytes = e->run_peak_bytes;
+    for (int i = 0; e->dev && i < e->n_steps; i++) {
+        if (e->steps[i].folded || e->steps[i].fused_into >= 0) continue;
+        out->cuda_nodes += e->steps[i].device == MRT_DEVICE_CUDA;
+        out->cpu_nodes += e->steps[i].device != MRT_DEVICE_CUDA;
+    }
+    if (e->dev) {
+        out->device_arena_bytes = e->dev->arena_bytes;
+        out->device_const_bytes = e->dev->consts_bytes;
+        out->planned_copies = e->dev->n_copies;
+        out->streams_used = e->dev->sched.n_streams_used ? e->dev->sched.n_streams_used : 1;
+        out->gpu_ms = s->dev->last_gpu_ms;
+    }
 }
 
 int mrt_session_n_threads(const mrt_session *s) { return s->n_threads; }
+
+const char *mrt_session_node_device(const mrt_session *s, int node, const char **why)
+{
+    const mrt_exec *e = s->main;
+    if (why) *why = NULL;
+    for (int i = 0; e && i < e->n_steps; i++) {
+        const mrt_step *st = &e->steps[i];
+        if (st->node != node) continue;
+        if (st->folded) return "folded";
+        if (st->fused_into >= 0) return "fused";
+        if (why) *why = st->placement_why;
+        return st->device == MRT_DEVICE_CUDA ? "cuda" : "cpu";
+    }
+    return NULL;
+}
+
+bool mrt_session_plan_copy(const mrt_session *s, int i, const char **value, const char **before_node, bool *to_device)
+{
+    const mrt_exec *e = s->main;
+    if (!e || !e->dev || i < 0 || i >= e->dev->n_copies) return false;
+    const mrt_dev_copy *c = &e->dev->copies[i];
+    *value = e->graph->values[c->value].name;
+    *before_node = c->step < e->n_steps ? e->graph->nodes[e->steps[c->step].node].name : NULL;
+    *to_device = c->to_device;
+    return true;
+}

@@ -80,3 +80,21 @@ void cli_prefer_avx512_blas(char **argv)
     (void)argv;
 #endif
 }
+
+int cli_device_option(int argc, char **argv, int *i, mrt_session_options *opt)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--device") == 0 && *i + 1 < argc) {
+        opt->device = argv[++*i];
+        return 1;
+    }
+    if (strcmp(a, "--no-cpu-fallback") == 0) {
+        opt->no_cpu_fallback = true;
+        return 1;
+    }
+    if (strcmp(a, "--allow-tf32") == 0) {
+        opt->allow_tf32 = true;
+        return 1;
+    }
+    return 0;
+}

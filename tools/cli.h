@@ -40,6 +40,15 @@ const char *input_arg_path(const char *arg);
    (first thing in main; a no-op when the user chose a core type or set MRT_NO_BLAS_REEXEC). */
 void cli_prefer_avx512_blas(char **argv);
 
+/* The device options every command that runs a model takes: --device cpu|cuda, --no-cpu-fallback, --allow-tf32.
+   Returns 1 when argv[*i] was one of them (consuming its value), 0 when not. */
+int cli_device_option(int argc, char **argv, int *i, mrt_session_options *opt);
+#define CLI_DEVICE_USAGE                                                                                          \
+    "  --device cpu|cuda     execution device (default cpu); MRT_CUDA_MODULE=build/libminirt_cuda_emu.so runs\n"   \
+    "                        the CUDA kernels emulated on the CPU (docs/cuda.md)\n"                                  \
+    "  --no-cpu-fallback     with --device cuda: a node no CUDA kernel takes is an error, not a CPU step\n"         \
+    "  --allow-tf32          with --device cuda: let cuBLAS/cuDNN use TF32 for float32 (off: exact products)\n"
+
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_ops(int argc, char **argv);

@@ -237,6 +237,8 @@ static int cmp_data_sets(const void *a, const void *b)
 
 /* --expand-functions: ops to run through their function body (read by run_test, also in the forked child) */
 static const char *expand_functions;
+/* --device, --no-cpu-fallback, --allow-tf32 (cli_device_option); the rest of each test's options are set per test */
+static mrt_session_options device_opt = {.device = "cpu"};
 
 static void run_test(const char *dir, test_result *r)
 {
@@ -267,7 +269,7 @@ static void run_test(const char *dir, test_result *r)
         snprintf(r->reason, sizeof r->reason, "no test_data_set_* folder");
         goto done;
     }
-    mrt_session_options opt = mrt_session_options_default();
+    mrt_session_options opt = device_opt;
     opt.expand_functions = expand_functions;
     opt.poison_outputs = true; /* a kernel that promises to write every element is held to it */
     st = mrt_session_new(m, &opt, &s);
@@ -431,6 +433,8 @@ int cmd_conformance(int argc, char **argv)
             expand_functions = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = true;
+        } else if (cli_device_option(argc, argv, &i, &device_opt)) {
+            continue;
         } else if (strcmp(argv[i], "--help") == 0) {
             printf("usage: minirt conformance [--json FILE] [--require LIST] [--expand-functions OPS] [--no-fork]\n"
                    "                          [--quiet] DIR...\n"
@@ -439,7 +443,8 @@ int cmd_conformance(int argc, char **argv)
                    "                  of them does not pass or is missing (the conformance ratchet)\n"
                    "  --expand-functions OPS  run these ops (comma-separated, or 'all') through their ONNX function\n"
                    "                  body even where minirt has a kernel\n"
-                   "  --quiet         print only failures and the summary\n");
+                   "  --quiet         print only failures and the summary\n"
+                   CLI_DEVICE_USAGE);
             return MRT_EXIT_OK;
         } else if (argv[i][0] == '-') {
             cli_error("unknown option '%s' for 'conformance'", argv[i]);

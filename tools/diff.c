@@ -110,6 +110,8 @@ static const char diff_usage[] =
     "                                or a dump folder (minirt --dump-all, tools/dump_torch.py, tools/dump_ort.py)\n"
     "  --atol X --rtol X            tolerance (default 1e-4 each); an output fails when an element exceeds both\n"
     "  --threads N                  CPU threads of the run under test\n"
+    "  --device cuda                the run under test runs on CUDA (with --against cpu: the first node where the\n"
+    "                               CUDA kernels depart from the CPU's); --no-cpu-fallback, --allow-tf32 as in run\n"
     "  --no-winograd                the run under test computes 3x3 stride-1 Convs by the GEMM, not Winograd\n"
     "                               (with --against cpu: how far Winograd moves each value)\n"
     "  --top N                      rows of the ranked table (default 10)\n"
@@ -142,6 +144,7 @@ int cmd_diff(int argc, char **argv)
     const char **plugins = input_args + argc;
     int n_in = 0, n_plugins = 0;
     bool plugin_replace = false, no_winograd = false;
+    mrt_session_options dev_opt = mrt_session_options_default();
     if (!input_args) return MRT_EXIT_ERROR;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -179,6 +182,8 @@ int cmd_diff(int argc, char **argv)
             plugin_replace = true;
         } else if (strcmp(a, "--no-winograd") == 0) {
             no_winograd = true;
+        } else if (cli_device_option(argc, argv, &i, &dev_opt)) {
+            continue;
         } else if (a[0] == '-') {
             cli_error("unknown or incomplete option '%s' for 'diff' (try --help)", a);
             free(input_args);
@@ -232,6 +237,9 @@ int cmd_diff(int argc, char **argv)
     }
     opt.n_threads = threads;
     opt.no_winograd = no_winograd;
+    opt.device = dev_opt.device;
+    opt.no_cpu_fallback = dev_opt.no_cpu_fallback;
+    opt.allow_tf32 = dev_opt.allow_tf32;
     st = run_recorded(m, &b, opt, &chained);
     if (!st) {
         forced.reference = reference;

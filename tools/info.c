@@ -99,13 +99,12 @@ static bool one_int(const mrt_tensor *t, int64_t *v)
     return true;
 }
 
-static int check_rolls(const mrt_model *m)
+/* Zero inputs of the model's declared shapes, for a trial run; false (with a line saying why) when an input has none. */
+static bool zero_inputs(const mrt_model *m, const char *what, const char **names, mrt_value *vals, int *n_in)
 {
     const mrt_graph *g = m->graph;
-    int n_in = 0, warned = 0;
-    const char *names[64];
-    mrt_value vals[64];
-    for (int i = 0; i < g->n_inputs && n_in < 64; i++) {
+    *n_in = 0;
+    for (int i = 0; i < g->n_inputs && *n_in < 64; i++) {
         const mrt_graph_value *v = &g->values[g->inputs[i]];
         if (v->initializer) continue;
         int64_t numel = 1;
@@ -115,16 +114,64 @@ static int check_rolls(const mrt_model *m)
             ok = v->type.dims[d] >= 0;
             numel *= ok ? v->type.dims[d] : 1;
         }
-        if (!ok || numel > ((int64_t)1 << 26)) {
-            for (int k = 0; k < n_in; k++) mrt_value_release(&vals[k]);
-            printf("roll check: skipped (input '%s' has no static shape)\n", v->name);
-            return 0;
-        }
         mrt_tensor t;
-        if (mrt_tensor_alloc(&t, v->type.elem_type, v->type.rank, v->type.dims) != MRT_STATUS_OK) return 0;
-        names[n_in] = v->name;
-        vals[n_in++] = mrt_value_from_tensor(t);
+        if (!ok || numel > ((int64_t)1 << 26) || mrt_tensor_alloc(&t, v->type.elem_type, v->type.rank, v->type.dims)) {
+            for (int k = 0; k < *n_in; k++) mrt_value_release(&vals[k]);
+            printf("%s: skipped (input '%s' has no static shape)\n", what, v->name);
+            return false;
+        }
+        names[*n_in] = v->name;
+        vals[(*n_in)++] = mrt_value_from_tensor(t);
     }
+    return true;
+}
+
+/* --device cuda: plan the model on CUDA (a run on zero inputs) and say where each node runs, and why a node falls
+   back to the CPU; then the copies the plan makes. */
+static int show_placement(const mrt_model *m, const mrt_session_options *dev)
+{
+    const char *names[64];
+    mrt_value vals[64];
+    int n_in;
+    if (!zero_inputs(m, "placement", names, vals, &n_in)) return MRT_EXIT_OK;
+    mrt_session_options opt = *dev;
+    mrt_session *s = NULL;
+    mrt_status st = mrt_session_new(m, &opt, &s);
+    if (!st) st = mrt_session_run(s, n_in, names, vals);
+    for (int k = 0; k < n_in; k++) mrt_value_release(&vals[k]);
+    if (st) {
+        mrt_session_free(s);
+        return cli_fail_status(st, "planning on cuda");
+    }
+    const mrt_graph *g = m->graph;
+    mrt_session_stats ss;
+    mrt_session_get_stats(s, &ss);
+    printf("placement on %s: %d node(s) on the device, %d on the CPU; device arena %zu bytes, constants %zu bytes\n",
+           opt.device, ss.cuda_nodes, ss.cpu_nodes, ss.device_arena_bytes, ss.device_const_bytes);
+    for (int k = 0; k < g->n_nodes; k++) {
+        const char *why = NULL, *where = mrt_session_node_device(s, k, &why);
+        printf("  [%4d] %-28s %-20s %s%s%s%s\n", k, g->nodes[k].name, g->nodes[k].op_type, where ? where : "not run",
+               why ? "  (" : "", why ? why : "", why ? ")" : "");
+    }
+    printf("copies per run: %d\n", ss.planned_copies);
+    for (int i = 0; i < ss.planned_copies; i++) {
+        const char *value, *node;
+        bool to_dev;
+        if (!mrt_session_plan_copy(s, i, &value, &node, &to_dev)) break;
+        printf("  %s '%s' %s%s%s\n", to_dev ? "to the device:" : "to the host:  ", value, node ? "before '" : "(a graph output)",
+               node ? node : "", node ? "'" : "");
+    }
+    mrt_session_free(s);
+    return MRT_EXIT_OK;
+}
+
+static int check_rolls(const mrt_model *m)
+{
+    const mrt_graph *g = m->graph;
+    int n_in = 0, warned = 0;
+    const char *names[64];
+    mrt_value vals[64];
+    if (!zero_inputs(m, "roll check", names, vals, &n_in)) return 0;
     recorded r = {0};
     mrt_session_options opt = mrt_session_options_default();
     opt.on_node = record_node;
@@ -186,10 +233,15 @@ int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
     bool plugin_replace = false;
+    mrt_session_options dev = mrt_session_options_default();
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: minirt info MODEL [--plugin LIB.so]... [--plugin-replace]\n");
+            printf("usage: minirt info MODEL [--plugin LIB.so]... [--plugin-replace] [--device cuda [--no-cpu-fallback]]\n"
+                   "  --device cuda   plan the model on CUDA (a run on zeros of its input shapes) and show where each\n"
+                   "                  node runs, why a node falls back to the CPU, and the copies the plan makes\n");
             return MRT_EXIT_OK;
+        } else if (cli_device_option(argc, argv, &i, &dev)) {
+            continue;
         } else if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) {
             i++;
         } else if (strcmp(argv[i], "--plugin-replace") == 0) {
@@ -250,10 +302,12 @@ int cmd_info(int argc, char **argv)
         printf("  [%4d] %-28s %s%s%s  cpu:%s\n", k, n->name, n->domain, n->domain[0] ? "::" : "", n->op_type,
                ok ? "yes" : "NO KERNEL");
     }
+    int rc = MRT_EXIT_OK;
     if (missing) printf("%d node(s) have no kernel: 'minirt run' will refuse this model\n", missing);
     else check_rolls(m);
+    if (!missing && strcmp(dev.device, "cpu") != 0) rc = show_placement(m, &dev);
     mrt_model_free(m);
-    return MRT_EXIT_OK;
+    return rc;
 }
 
 static int cmp_opdef(const void *a, const void *b)

@@ -10,6 +10,7 @@
 #include "loader/npy.h"
 #include "loader/tensor_proto.h"
 #include "tools/cli.h"
+#include "tools/compare.h"
 #include "tools/dump.h"
 
 static const char run_usage[] =
@@ -18,7 +19,9 @@ static const char run_usage[] =
     "                        the next unbound input in graph order (repeatable)\n"
     "  --output-dir DIR      write each output to DIR/<name>.npy (name sanitised to [A-Za-z0-9._-])\n"
     "  --threads N           CPU threads (default: all cores)\n"
-    "  --device cpu|cuda     execution device (default cpu)\n"
+    CLI_DEVICE_USAGE
+    "  --cross-check         with --device cuda: run on the CPU too and compare every output by compare's rules\n"
+    "                        (--atol/--rtol, default 1e-5 each); exit 1 when one differs\n"
     "  --plugin LIB.so       load an op plugin before running (repeatable; see docs/custom_ops.md)\n"
     "  --plugin-replace      let the plugins replace built-in ops\n"
     "  --precision fp32|fp64 fp64: widen float32/16 weights and inputs and compute every op in float64\n"
@@ -115,6 +118,43 @@ static int write_outputs(const mrt_session *s, const char *dir)
     return MRT_EXIT_OK;
 }
 
+/* --cross-check: the same inputs on the CPU, every output compared with compare's rules (the CPU as reference). */
+static int run_cross_check(const mrt_model *m, const mrt_session_options *opt, const bound_inputs *b, const mrt_session *s,
+                           const compare_tolerance *tol)
+{
+    mrt_session_options cpu = *opt;
+    cpu.device = "cpu";
+    cpu.on_node = NULL;
+    cpu.on_node_user = NULL;
+    mrt_session *ref = NULL;
+    mrt_status st = mrt_session_new(m, &cpu, &ref);
+    if (!st) st = mrt_session_run(ref, b->n, (const char *const *)b->names, b->vals);
+    if (st) {
+        mrt_session_free(ref);
+        return cli_fail_status(st, "the CPU run of --cross-check");
+    }
+    int failed = 0;
+    for (int i = 0; i < mrt_session_n_outputs(s); i++) {
+        const mrt_value *a = mrt_session_output(s, i), *r = mrt_session_output(ref, i);
+        const char *name = mrt_session_output_name(s, i);
+        if (a->kind != MRT_VALUE_TENSOR || r->kind != MRT_VALUE_TENSOR) {
+            fprintf(stderr, "cross-check %s: not a tensor, not compared\n", name);
+            continue;
+        }
+        compare_result res;
+        compare_tensors(&a->tensor, &r->tensor, tol, &res);
+        fprintf(stderr, "cross-check %s: %s, max |diff| %.3g, max rel %.3g%s%s\n", name, res.passed ? "PASS" : "FAIL",
+                res.max_abs, res.max_rel, res.passed ? "" : ": ", res.passed ? "" : res.reason);
+        failed += !res.passed;
+    }
+    mrt_session_free(ref);
+    if (failed) {
+        cli_error("--cross-check: %d output(s) differ between %s and the CPU", failed, opt->device);
+        return MRT_EXIT_ERROR;
+    }
+    return MRT_EXIT_OK;
+}
+
 static int report_stats(const mrt_session *s, bool print, const char *json_path)
 {
     mrt_session_stats st;
@@ -129,6 +169,10 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
                 st.arena_peak_bytes, st.naive_bytes, st.naive_bytes ? 100.0 * (double)st.arena_peak_bytes / (double)st.naive_bytes : 0.0,
                 st.lower_bound_bytes, st.lower_bound_bytes ? (double)st.arena_peak_bytes / (double)st.lower_bound_bytes : 0.0,
                 st.inplace_count, st.concat_inputs_in_place);
+        if (st.cuda_nodes || st.device_arena_bytes)
+            fprintf(stderr, "cuda: %d nodes on the device, %d on the CPU; device arena %zu bytes, constants %zu bytes, "
+                    "%d host<->device copies per run, %d streams, last run %.3f ms on the device\n", st.cuda_nodes,
+                    st.cpu_nodes, st.device_arena_bytes, st.device_const_bytes, st.planned_copies, st.streams_used, st.gpu_ms);
         if (st.dynamic_nodes)
             fprintf(stderr, "run-time tensors: %d nodes with shapes known only at run time, their outputs at most %zu bytes "
                     "alive at once\n", st.dynamic_nodes, st.run_peak_bytes);
@@ -140,11 +184,14 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
             return MRT_EXIT_ERROR;
         }
         fprintf(f,
-                "{\"nodes_before\": %d, \"nodes_after\": %d, \"arena_peak_bytes\": {\"cpu\": %zu}, "
+                "{\"nodes_before\": %d, \"nodes_after\": %d, \"arena_peak_bytes\": {\"cpu\": %zu, \"cuda\": %zu}, "
+                "\"device_const_bytes\": %zu, \"cuda_nodes\": %d, \"cpu_nodes\": %d, \"planned_copies\": %d, "
+                "\"streams_used\": %d, \"gpu_ms\": %.6f, "
                 "\"naive_bytes\": %zu, \"lower_bound_bytes\": %zu, \"inplace_count\": %d, \"concat_inputs_in_place\": %d, "
                 "\"plan_ms\": %.6f, "
                 "\"dynamic_nodes\": %d, \"function_nodes\": %d, \"fused_nodes\": %d, \"run_peak_bytes\": %zu}\n",
-                st.nodes_before, st.nodes_after, st.arena_peak_bytes, st.naive_bytes, st.lower_bound_bytes,
+                st.nodes_before, st.nodes_after, st.arena_peak_bytes, st.device_arena_bytes, st.device_const_bytes,
+                st.cuda_nodes, st.cpu_nodes, st.planned_copies, st.streams_used, (double)st.gpu_ms, st.naive_bytes, st.lower_bound_bytes,
                 st.inplace_count, st.concat_inputs_in_place, st.plan_ms, st.dynamic_nodes, st.function_nodes,
                 st.fused_nodes, st.run_peak_bytes);
         if (fclose(f) != 0) {
@@ -162,8 +209,9 @@ int cmd_run(int argc, char **argv)
     int n_input_args = 0;
     const char **plugins = input_args + argc; /* --plugin paths share the allocation */
     int n_plugins = 0;
-    bool plugin_replace = false, stats = false;
+    bool plugin_replace = false, stats = false, cross_check = false;
     const char *stats_json = NULL;
+    compare_tolerance cross_tol = {1e-5, 1e-5, ERROR_STAT_ELEMWISE, 0.5};
     dump_options dopt = {NULL, NULL, NULL};
     dump_ctx *dump = NULL;
     mrt_session_options opt = mrt_session_options_default();
@@ -189,8 +237,20 @@ int cmd_run(int argc, char **argv)
                 return MRT_EXIT_USAGE;
             }
             opt.n_threads = (int)v;
-        } else if (strcmp(a, "--device") == 0 && has_next) {
-            opt.device = argv[++i];
+        } else if (cli_device_option(argc, argv, &i, &opt)) {
+            continue;
+        } else if (strcmp(a, "--cross-check") == 0) {
+            cross_check = true;
+        } else if ((strcmp(a, "--atol") == 0 || strcmp(a, "--rtol") == 0) && has_next) {
+            char *end;
+            double v = strtod(argv[++i], &end);
+            if (*end || !(v >= 0)) {
+                cli_error("%s expects a non-negative number, got '%s'", a, argv[i]);
+                free(input_args);
+                return MRT_EXIT_USAGE;
+            }
+            if (a[2] == 'a') cross_tol.atol = v;
+            else cross_tol.rtol = v;
         } else if (strcmp(a, "--plugin") == 0 && has_next) {
             plugins[n_plugins++] = argv[++i];
         } else if (strcmp(a, "--plugin-replace") == 0) {
@@ -285,6 +345,10 @@ int cmd_run(int argc, char **argv)
     }
     if (stats || stats_json) {
         rc = report_stats(s, stats, stats_json);
+        if (rc) goto done;
+    }
+    if (cross_check) {
+        rc = run_cross_check(m, &opt, &b, s, &cross_tol);
         if (rc) goto done;
     }
     if (out_dir) {

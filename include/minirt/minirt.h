@@ -224,6 +224,10 @@ typedef struct mrt_session_options {
        before the kernel runs, so an element one fails to write shows. The conformance runner sets it. Every other
        output (plugins' included) starts as zeros either way. */
     bool poison_outputs;
+    /* device "cuda": a node that no CUDA kernel takes is an error naming it, instead of running on the CPU */
+    bool no_cpu_fallback;
+    /* device "cuda": let cuBLAS and cuDNN use TF32 tensor cores for float32 (off: float32 products stay exact) */
+    bool allow_tf32;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);
@@ -249,9 +253,24 @@ typedef struct mrt_session_stats {
     int fused_nodes;               /* nodes run inside another node's kernel (fusion) */
     size_t run_peak_bytes;         /* the last run's dynamically shaped tensors (allocated at run time, freed after
                                       their last reader): the most bytes alive at once, main graph only */
+    /* device "cuda" (main graph): */
+    int cuda_nodes, cpu_nodes;     /* steps placed on each device (folded and fused ones not counted) */
+    size_t device_arena_bytes;     /* the device arena the memory planner sized */
+    size_t device_const_bytes;     /* the constants CUDA steps read, uploaded once per plan */
+    int planned_copies;            /* host<->device copies the plan makes per run (minirt info lists them) */
+    int streams_used;
+    float gpu_ms;                  /* the last run on the device, from CUDA events (0 on the CPU) */
 } mrt_session_stats;
 void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out);
 int mrt_session_n_threads(const mrt_session *s);
+
+/* Where the last plan put node `node` (index in the main graph): "cuda", "cpu", "folded" (computed at plan time),
+   "fused" (run inside another node), or NULL when the plan has no step for it (dead code, or nothing planned yet).
+   *why (may be NULL) receives why a node of a CUDA session runs on the CPU, or NULL; borrowed until the next plan. */
+const char *mrt_session_node_device(const mrt_session *s, int node, const char **why);
+/* The host<->device copies the last plan makes per run, i in [0, stats.planned_copies): the copied value's name, the
+   node it is made for (NULL: the graph's outputs at the end), and whether it goes to the device. False past the end. */
+bool mrt_session_plan_copy(const mrt_session *s, int i, const char **value, const char **before_node, bool *to_device);
 
 /* Outputs of the last run, in graph order; borrowed, valid until the next run or free. */
 int mrt_session_n_outputs(const mrt_session *s);
