@@ -1,0 +1,319 @@
+// ONNX MaxPool 1-22 (Indices output with storage_order, ceil_mode, dilations; float32/float64/float16/bfloat16/int8/
+// uint8), AveragePool 1-22 (count_include_pad from opset 7), LpPool 1-22, GlobalAveragePool/GlobalMaxPool 1/22 and
+// GlobalLpPool 1/2/22 on CUDA, N-D, mirroring ops_cpu/pool.c: each window's valid taps visited in the CPU's order
+// (row-major, last dim innermost), sums in double, NaN winning a max, a window with no valid tap giving 0. The float32
+// global average reproduces the CPU's 32 interleaved lanes and their pairwise sum, so it matches bit for bit.
+// Not here (they run on the CPU): MaxRoiPool and MaxUnpool.
+#include <cmath>
+
+#include "ops_cuda/cuda_common.cuh"
+#include "ops_cuda/cuda_kernels.h"
+
+#include "engine/opdef/conv.h"
+
+namespace {
+
+using namespace std;
+
+enum pool_kind { P_MAX, P_AVG, P_LP };
+
+struct pool_args {
+    mrt_window w;
+    int64_t planes, in_numel, out_numel;
+    int kind;
+    bool include_pad, col_major;
+    double p;
+};
+
+// The window of output coordinate o along dim i: first in-position, valid taps [lo, hi), taps inside the padded input.
+__device__ __forceinline__ void dim_taps(const mrt_window &w, int i, int64_t o, int64_t *start, int64_t *lo, int64_t *hi,
+                                         int64_t *padded)
+{
+    int64_t s = o * w.stride[i] - w.pad_begin[i], d = w.dilation[i], k = w.kernel[i], in = w.in[i];
+    int64_t l = s >= 0 ? 0 : (-s + d - 1) / d, h = in - s <= 0 ? 0 : (in - s + d - 1) / d;
+    int64_t hp = in + w.pad_end[i] - s <= 0 ? 0 : (in + w.pad_end[i] - s + d - 1) / d;
+    if (h > k) h = k;
+    if (hp > k) hp = k;
+    if (l > h) l = h;
+    *start = s, *lo = l, *hi = h, *padded = hp;
+}
+
+template <typename T> __device__ __forceinline__ bool is_nan(T v) { return v != v; }
+
+// One thread per output element: (plane, spatial position).
+template <typename T> __global__ void window_kernel(const T *x, T *y, int64_t *ind, pool_args a)
+{
+    typedef typename mrt_cu_compute<T>::type C;
+    const mrt_window &w = a.w;
+    const int nsp = w.nsp, last = nsp - 1;
+    MRT_CU_FOR(e, a.planes * a.out_numel) {
+        const int64_t pl = e / a.out_numel;
+        int64_t rest = e % a.out_numel, oidx[MRT_MAX_RANK];
+        for (int i = nsp - 1; i >= 0; i--) oidx[i] = rest % w.out[i], rest /= w.out[i];
+        int64_t start[MRT_MAX_RANK], klo[MRT_MAX_RANK], khi[MRT_MAX_RANK], instride[MRT_MAX_RANK];
+        int64_t n_valid = 1, n_padded = 1;
+        int64_t st = 1;
+        for (int i = nsp - 1; i >= 0; i--) {
+            int64_t hp;
+            dim_taps(w, i, oidx[i], &start[i], &klo[i], &khi[i], &hp);
+            n_valid *= khi[i] - klo[i];
+            n_padded *= hp;
+            instride[i] = st;
+            st *= w.in[i];
+        }
+        const T *xp = x + pl * a.in_numel;
+        C best = 0;
+        int64_t arg = -1;
+        double sum = 0;
+        if (n_valid > 0) {
+            int64_t kk[MRT_MAX_RANK];
+            for (int i = 0; i < last; i++) kk[i] = klo[i];
+            for (;;) {
+                int64_t row = start[last];
+                for (int i = 0; i < last; i++) row += (start[i] + kk[i] * w.dilation[i]) * instride[i];
+                for (int64_t k = klo[last]; k < khi[last]; k++) {
+                    const int64_t off = row + k * w.dilation[last];
+                    const C v = mrt_cu_load(xp, off);
+                    if (a.kind == P_MAX) {
+                        if (arg < 0 || (!is_nan(best) && (v > best || is_nan(v)))) best = v, arg = off;
+                    } else if (a.kind == P_AVG) {
+                        sum += (double)v;
+                    } else if (a.p == 2.0) {
+                        sum += (double)v * (double)v;
+                    } else if (a.p == 1.0) {
+                        sum += fabs((double)v);
+                    } else {
+                        sum += pow(fabs((double)v), a.p);
+                    }
+                }
+                int i = last - 1;
+                for (; i >= 0; i--) {
+                    if (++kk[i] < khi[i]) break;
+                    kk[i] = klo[i];
+                }
+                if (i < 0) break;
+            }
+        }
+        if (a.kind == P_MAX) {
+            mrt_cu_store(y, e, best);
+            if (!ind) continue;
+            if (arg < 0) {
+                ind[e] = pl * a.in_numel;
+                continue;
+            }
+            if (a.col_major) {
+                int64_t cm = 0, cs = 1;
+                for (int i = 0; i < nsp; i++) {
+                    cm += (arg / instride[i]) % w.in[i] * cs;
+                    cs *= w.in[i];
+                }
+                arg = cm;
+            }
+            ind[e] = pl * a.in_numel + arg;
+            continue;
+        }
+        double r;
+        if (a.kind == P_AVG) {
+            int64_t den = a.include_pad ? n_padded : n_valid;
+            r = den > 0 ? sum / (double)den : 0.0;
+        } else {
+            r = a.p == 2.0 ? sqrt(sum) : a.p == 1.0 ? sum : pow(sum, 1.0 / a.p);
+        }
+        // float16/bfloat16 round through float, as the CPU's float copies do
+        mrt_cu_store(y, e, (C)r);
+    }
+}
+
+// Global pools over planes of `len` elements, one block of 32 threads per plane: thread j takes elements j, j + 32, ...
+// in order, then the lanes are added pairwise (j += j + 16, + 8, ..., + 1), which is the CPU's float32 global average
+// (ops_cpu/pool.c gap_plane) operation for operation. The max: NaN if any element is NaN, else the largest.
+static const int LANES = 32;
+
+template <typename T> __global__ void global_kernel(const T *x, T *y, int64_t planes, int64_t len, bool is_max)
+{
+    typedef typename mrt_cu_compute<T>::type C;
+    __shared__ double acc[LANES];
+    __shared__ int nan_seen[LANES];
+    const int j = threadIdx.x;
+    for (int64_t pl = blockIdx.x; pl < planes; pl += gridDim.x) {
+        const T *xp = x + pl * len;
+        double s = is_max ? -INFINITY : 0.0;
+        int nan = 0;
+        for (int64_t i = j; i < len; i += LANES) {
+            const C v = mrt_cu_load(xp, i);
+            if (is_max) {
+                nan |= v != v;
+                s = (double)v > s ? (double)v : s;
+            } else {
+                s += (double)v;
+            }
+        }
+        acc[j] = s;
+        nan_seen[j] = nan;
+        __syncthreads();
+        for (int width = LANES / 2; width >= 1; width /= 2) {
+            if (j < width) {
+                if (is_max) {
+                    acc[j] = acc[j + width] > acc[j] ? acc[j + width] : acc[j];
+                    nan_seen[j] |= nan_seen[j + width];
+                } else {
+                    acc[j] += acc[j + width];
+                }
+            }
+            __syncthreads();
+        }
+        if (j == 0) {
+            C r;
+            if (len <= 0) r = 0;
+            else if (is_max) r = nan_seen[0] ? (C)NAN : (C)acc[0];
+            else r = (C)(acc[0] / (double)len);
+            mrt_cu_store(y, pl, r);
+        }
+        __syncthreads();
+    }
+}
+
+bool float_dtype(mrt_dtype dt)
+{
+    return dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
+}
+
+mrt_status run_window(mrt_op_ctx *ctx, const mrt_window &w, int kind, bool include_pad, double p)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0), *ind = kind == P_MAX ? mrt_output(ctx, 1) : NULL;
+    pool_args a;
+    memset(&a, 0, sizeof a);
+    a.w = w;
+    a.planes = x->shape[0] * x->shape[1];
+    a.in_numel = a.out_numel = 1;
+    for (int i = 0; i < w.nsp; i++) a.in_numel *= w.in[i], a.out_numel *= w.out[i];
+    a.kind = kind;
+    a.include_pad = include_pad;
+    a.col_major = kind == P_MAX && mrt_attr_int(ctx, "storage_order", 0) == 1;
+    a.p = p;
+    int64_t n = a.planes * a.out_numel;
+    if (n == 0) return MRT_STATUS_OK;
+    int64_t *id = ind ? (int64_t *)ind->data : NULL;
+    bool done = false;
+    [&]() -> bool {
+        switch (x->dtype) {
+            MRT_CU_DISPATCH_CASE(MRT_DTYPE_INT8, int8_t, { auto *k = window_kernel<elem_t>;
+                MRT_LAUNCH(k, mrt_cu_blocks(n), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const elem_t *)x->data, (elem_t *)y->data, id, a);
+                done = true; })
+            MRT_CU_DISPATCH_CASE(MRT_DTYPE_UINT8, uint8_t, { auto *k = window_kernel<elem_t>;
+                MRT_LAUNCH(k, mrt_cu_blocks(n), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const elem_t *)x->data, (elem_t *)y->data, id, a);
+                done = true; })
+        default: break;
+        }
+        MRT_CU_SWITCH_FLOAT(x->dtype, {
+            auto *k = window_kernel<elem_t>;
+            MRT_LAUNCH(k, mrt_cu_blocks(n), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const elem_t *)x->data,
+                       (elem_t *)y->data, id, a);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "pool kernel");
+    return MRT_STATUS_OK;
+}
+
+mrt_status cu_maxpool(mrt_op_ctx *ctx)
+{
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, mrt_input(ctx, 0), &w));
+    return run_window(ctx, w, P_MAX, false, 0);
+}
+
+mrt_status cu_avgpool(mrt_op_ctx *ctx)
+{
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, mrt_input(ctx, 0), &w));
+    return run_window(ctx, w, P_AVG, ctx->opset >= 7 && mrt_attr_int(ctx, "count_include_pad", 0) != 0, 1.0);
+}
+
+mrt_status cu_lppool(mrt_op_ctx *ctx)
+{
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, mrt_input(ctx, 0), &w));
+    return run_window(ctx, w, P_LP, false, mrt_attr_float(ctx, "p", 2.0f));
+}
+
+// The global pools' window: the whole spatial extent (a single element for [N, C]), as the CPU builds it.
+mrt_window global_window(const mrt_tensor *x)
+{
+    mrt_window w;
+    memset(&w, 0, sizeof w);
+    w.nsp = x->rank - 2;
+    for (int i = 0; i < w.nsp; i++) {
+        w.in[i] = w.kernel[i] = x->shape[i + 2];
+        w.out[i] = w.stride[i] = w.dilation[i] = 1;
+    }
+    if (w.nsp == 0) {
+        w.nsp = 1;
+        w.in[0] = w.kernel[0] = w.out[0] = w.stride[0] = w.dilation[0] = 1;
+    }
+    return w;
+}
+
+mrt_status run_global(mrt_op_ctx *ctx, bool is_max)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t planes = x->shape[0] * x->shape[1], len = 1;
+    for (int i = 2; i < x->rank; i++) len *= x->shape[i];
+    if (planes == 0) return MRT_STATUS_OK;
+    bool done = false;
+    unsigned blocks = (unsigned)(planes < 65535 ? planes : 65535);
+    [&]() -> bool {
+        MRT_CU_SWITCH_FLOAT(x->dtype, {
+            auto *k = global_kernel<elem_t>;
+            MRT_LAUNCH(k, blocks, LANES, 0, mrt_cu_stream(ctx), (const elem_t *)x->data, (elem_t *)y->data, planes, len,
+                       is_max);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "global pool kernel");
+    return MRT_STATUS_OK;
+}
+
+mrt_status cu_globalmaxpool(mrt_op_ctx *ctx) { return run_global(ctx, true); }
+mrt_status cu_globalaveragepool(mrt_op_ctx *ctx) { return run_global(ctx, false); }
+mrt_status cu_globallppool(mrt_op_ctx *ctx)
+{
+    return run_window(ctx, global_window(mrt_input(ctx, 0)), P_LP, false, mrt_attr_float(ctx, "p", 2.0f));
+}
+
+bool pool_supports(const mrt_op_ctx *ctx, char *why, size_t len)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    bool ok = x && (float_dtype(x->dtype) || (!strcmp(ctx->node->op_type, "MaxPool") &&
+                                              (x->dtype == MRT_DTYPE_INT8 || x->dtype == MRT_DTYPE_UINT8)));
+    if (!ok) snprintf(why, len, "dtype %s is not supported by the CUDA kernel", x ? mrt_dtype_name(x->dtype) : "none");
+    return ok;
+}
+
+bool global_supports(const mrt_op_ctx *ctx, char *why, size_t len)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    if (!x || !float_dtype(x->dtype) || x->rank < 2)
+        return snprintf(why, len, "input 'X' must be a float tensor of rank >= 2 for the CUDA kernel"), false;
+    return true;
+}
+
+} // namespace
+
+#define W MRT_KERNEL_WRITES_ALL
+extern "C" const mrt_kernel mrt_cuda_kernels_pool[] = {
+    MRT_CU_ROW_S("MaxPool", 1, cu_maxpool, pool_supports, W),
+    MRT_CU_ROW_S("AveragePool", 1, cu_avgpool, pool_supports, W),
+    MRT_CU_ROW_S("LpPool", 1, cu_lppool, pool_supports, W),
+    MRT_CU_ROW_S("GlobalAveragePool", 1, cu_globalaveragepool, global_supports, W),
+    MRT_CU_ROW_S("GlobalMaxPool", 1, cu_globalmaxpool, global_supports, W),
+    MRT_CU_ROW_S("GlobalLpPool", 1, cu_globallppool, global_supports, W),
+    {0},
+};
+#undef W
