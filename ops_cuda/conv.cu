@@ -348,6 +348,6 @@ extern "C" const mrt_kernel mrt_cuda_kernels_conv[] = {
     MRT_CU_ROW_S("Conv", 1, cu_conv, float_supports, W),
     MRT_CU_ROW_S("ConvTranspose", 1, cu_convtranspose, float_supports, W),
     MRT_CU_ROW("ConvInteger", 10, cu_convinteger, W),
-    {0},
+    {},
 };
 #undef W

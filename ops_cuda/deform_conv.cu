@@ -125,6 +125,6 @@ extern "C" const mrt_kernel mrt_cuda_kernels_deform_conv[] = {
     {"mmdeploy", "MMCVDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
     {"custom", "deform_conv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
     {"torchvision", "deform_conv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
-    {0},
+    {},
 };
 #undef W

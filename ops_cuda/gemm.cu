@@ -264,6 +264,6 @@ extern "C" const mrt_kernel mrt_cuda_kernels_gemm[] = {
     MRT_CU_ROW("Gemm", 1, cu_gemm, W),
     MRT_CU_ROW("MatMul", 1, cu_matmul, W),
     MRT_CU_ROW("MatMulInteger", 10, cu_matmulinteger, W),
-    {0},
+    {},
 };
 #undef W

@@ -3,7 +3,8 @@
 // GlobalLpPool 1/2/22 on CUDA, N-D, mirroring ops_cpu/pool.c: each window's valid taps visited in the CPU's order
 // (row-major, last dim innermost), sums in double, NaN winning a max, a window with no valid tap giving 0. The float32
 // global average reproduces the CPU's 32 interleaved lanes and their pairwise sum, so it matches bit for bit.
-// Not here (they run on the CPU): MaxRoiPool and MaxUnpool.
+// MaxUnpool 9/11/22: where indices repeat, the last input wins, as in the CPU's loop (an atomicMax of the input
+// position per output element, so the result does not depend on the schedule). Not here: MaxRoiPool (the CPU runs it).
 #include <cmath>
 
 #include "ops_cuda/cuda_common.cuh"
@@ -304,6 +305,115 @@ bool global_supports(const mrt_op_ctx *ctx, char *why, size_t len)
     return true;
 }
 
+// ------------------------------------------------------------------ MaxUnpool
+
+// The unpooled shape the attributes infer and Y's shape (an output_shape input pads or crops it at each dim's end).
+struct unpool_args {
+    int rank;
+    int64_t inferred[MRT_MAX_RANK], y_shape[MRT_MAX_RANK], y_stride[MRT_MAX_RANK];
+    int64_t n_inferred;
+    bool same;
+};
+
+// winner[dst] = 1 + the last input position that lands on dst; *bad = 1 when an index is outside the inferred shape.
+__global__ void unpool_winner_kernel(const int64_t *ind, int64_t nx, unpool_args u, unsigned long long *winner, int *bad)
+{
+    MRT_CU_FOR(i, nx) {
+        int64_t f = ind[i];
+        if (f < 0 || f >= u.n_inferred) {
+            *bad = 1;
+            continue;
+        }
+        int64_t dst = f;
+        if (!u.same) {
+            dst = 0;
+            for (int d = u.rank - 1; d >= 0 && dst >= 0; d--) {
+                int64_t c = f % u.inferred[d];
+                f /= u.inferred[d];
+                dst = c < u.y_shape[d] ? dst + c * u.y_stride[d] : -1;
+            }
+            if (dst < 0) continue; // cropped away by a smaller output_shape
+        }
+        atomicMax(&winner[dst], (unsigned long long)(i + 1));
+    }
+}
+
+template <typename T> __global__ void unpool_write_kernel(const T *x, T *y, const unsigned long long *winner, int64_t ny)
+{
+    MRT_CU_FOR(j, ny) {
+        unsigned long long w = winner[j];
+        y[j] = w ? x[w - 1] : (T)0;
+    }
+}
+
+mrt_status cu_maxunpool(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *ind = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    if (!y->data) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "the CUDA kernel needs Y's shape before it runs");
+    mrt_window w;
+    MRT_TRY(mrt_pool_window(ctx, x, &w));
+    unpool_args u;
+    memset(&u, 0, sizeof u);
+    u.rank = x->rank;
+    u.inferred[0] = x->shape[0];
+    u.inferred[1] = x->shape[1];
+    for (int d = 0; d < w.nsp; d++) {
+        u.inferred[d + 2] = (w.in[d] - 1) * w.stride[d] + w.kernel[d] - w.pad_begin[d] - w.pad_end[d];
+        if (u.inferred[d + 2] < 0) u.inferred[d + 2] = 0;
+    }
+    for (int d = 0; d < u.rank; d++) u.y_shape[d] = y->shape[d];
+    mrt_shape_strides(u.rank, y->shape, u.y_stride);
+    u.n_inferred = 1;
+    for (int d = 0; d < u.rank; d++) u.n_inferred *= u.inferred[d];
+    u.same = memcmp(u.inferred, y->shape, (size_t)u.rank * sizeof(int64_t)) == 0;
+    int64_t nx = mrt_tensor_numel(x), ny = mrt_tensor_numel(y);
+    if (ny == 0) return MRT_STATUS_OK;
+    // workspace: the winners, then the bad-index flag
+    char *ws = (char *)mrt_workspace(ctx, (size_t)ny * sizeof(unsigned long long) + sizeof(int));
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+    unsigned long long *winner = (unsigned long long *)ws;
+    int *bad = (int *)(ws + (size_t)ny * sizeof(unsigned long long));
+    cudaStream_t s = mrt_cu_stream(ctx);
+    cudaError_t e = cudaMemsetAsync(ws, 0, (size_t)ny * sizeof(unsigned long long) + sizeof(int), s);
+    if (e != cudaSuccess) return mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "cudaMemsetAsync: %s", cudaGetErrorString(e));
+    if (nx > 0) {
+        auto *kw = unpool_winner_kernel;
+        MRT_LAUNCH(kw, mrt_cu_blocks(nx), MRT_CU_THREADS, 0, s, (const int64_t *)ind->data, nx, u, winner, bad);
+    }
+    bool done = false;
+    [&]() -> bool {
+        MRT_CU_SWITCH_BYTES(mrt_dtype_bits(x->dtype) / 8, {
+            auto *k = unpool_write_kernel<elem_t>;
+            MRT_LAUNCH(k, mrt_cu_blocks(ny), MRT_CU_THREADS, 0, s, (const elem_t *)x->data, (elem_t *)y->data,
+                       (const unsigned long long *)winner, ny);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "MaxUnpool kernels");
+    int bad_h = 0;
+    e = cudaMemcpyAsync(&bad_h, bad, sizeof bad_h, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "reading the index check: %s", cudaGetErrorString(e));
+    char is[256];
+    if (bad_h)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "input 'I' has an index outside the unpooled shape %s",
+                           mrt_shape_describe(u.rank, u.inferred, is, sizeof is));
+    return MRT_STATUS_OK;
+}
+
+bool maxunpool_supports(const mrt_op_ctx *ctx, char *why, size_t len)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *os = mrt_input(ctx, 2);
+    if (!x || !float_dtype(x->dtype))
+        return snprintf(why, len, "dtype %s is not supported by the CUDA kernel", x ? mrt_dtype_name(x->dtype) : "none"), false;
+    if (os && !os->data)
+        return snprintf(why, len, "the CUDA kernel needs a constant 'output_shape'"), false;
+    return true;
+}
+
 } // namespace
 
 #define W MRT_KERNEL_WRITES_ALL
@@ -314,6 +424,7 @@ extern "C" const mrt_kernel mrt_cuda_kernels_pool[] = {
     MRT_CU_ROW_S("GlobalAveragePool", 1, cu_globalaveragepool, global_supports, W),
     MRT_CU_ROW_S("GlobalMaxPool", 1, cu_globalmaxpool, global_supports, W),
     MRT_CU_ROW_S("GlobalLpPool", 1, cu_globallppool, global_supports, W),
-    {0},
+    MRT_CU_ROW_S("MaxUnpool", 9, cu_maxunpool, maxunpool_supports, W),
+    {},
 };
 #undef W

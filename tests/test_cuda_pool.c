@@ -122,3 +122,36 @@ Test(cuda_pool, global_pools_match_cpu)
             global_case(&r, "GlobalLpPool", dts[d], ranks[s], shapes[s], d == 1 ? 3 : 2);
         }
 }
+
+/* MaxUnpool: random indices with repeats (the last input wins, as in the CPU's loop), the inferred shape, and a
+   constant output_shape that pads it. */
+static void unpool_case(th_rng *r, mrt_dtype dt, const int64_t *xs, const int64_t *out_shape, int64_t n_inferred)
+{
+    th_case *c = th_begin("MaxUnpool", "", 22);
+    mrt_tensor x = th_rand(r, dt, 4, xs, -3, 3), ind = th_rand(r, MRT_DTYPE_INT64, 4, xs, 0, (double)n_inferred - 1);
+    mrt_tensor os = {0};
+    th_input(c, &x);
+    th_input(c, &ind);
+    if (out_shape) {
+        os = th_vec_i64(4, out_shape);
+        th_input_const(c, &os);
+    }
+    th_attr_ints(c, "kernel_shape", 2, (const int64_t[]){2, 2});
+    th_attr_ints(c, "strides", 2, (const int64_t[]){2, 2});
+    th_cuda_check(c, 1, 1, out_shape ? "MaxUnpool output_shape" : "MaxUnpool");
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&ind);
+    if (out_shape) mrt_tensor_release(&os);
+    th_free(c);
+}
+
+Test(cuda_pool, maxunpool_matches_cpu)
+{
+    th_cuda_require();
+    th_rng r;
+    th_rng_init(&r, th_seed("cuda_maxunpool"));
+    int64_t xs[4] = {2, 3, 4, 5}, big[4] = {2, 3, 9, 11};
+    unpool_case(&r, MRT_DTYPE_FLOAT, xs, NULL, 2 * 3 * 8 * 10);
+    unpool_case(&r, MRT_DTYPE_DOUBLE, xs, big, 2 * 3 * 8 * 10);
+    unpool_case(&r, MRT_DTYPE_FLOAT16, xs, NULL, 2 * 3 * 8 * 10);
+}
