@@ -4,7 +4,8 @@
 // (row-major, last dim innermost), sums in double, NaN winning a max, a window with no valid tap giving 0. The float32
 // global average reproduces the CPU's 32 interleaved lanes and their pairwise sum, so it matches bit for bit.
 // MaxUnpool 9/11/22: where indices repeat, the last input wins, as in the CPU's loop (an atomicMax of the input
-// position per output element, so the result does not depend on the schedule). Not here: MaxRoiPool (the CPU runs it).
+// position per output element, so the result does not depend on the schedule). MaxRoiPool 1/22: the CPU's bins in
+// double, a roi whose batch index is outside X failing the node as on the CPU.
 #include <cmath>
 
 #include "ops_cuda/cuda_common.cuh"
@@ -414,6 +415,77 @@ bool maxunpool_supports(const mrt_op_ctx *ctx, char *why, size_t len)
     return true;
 }
 
+// ------------------------------------------------------------------ MaxRoiPool
+
+// One thread per output (roi, channel, bin row, bin column): the roi scaled and rounded to input cells, split into
+// floor/ceil bins clipped to the image; the first element of a bin, then any larger one; an empty bin gives 0.
+template <typename T>
+__global__ void roipool_kernel(const T *x, const T *rois, T *y, int64_t n_rois, int64_t nb, int64_t c, int64_t h,
+                               int64_t wd, int64_t ph, int64_t pw, double scale, int *bad)
+{
+    typedef typename mrt_cu_compute<T>::type C;
+    MRT_CU_FOR(e, n_rois * c * ph * pw) {
+        const int64_t j = e % pw, i = e / pw % ph, ch = e / (pw * ph) % c, r = e / (pw * ph * c);
+        const double bd = (double)mrt_cu_load(rois, r * 5);
+        if (!(bd >= 0 && bd < (double)nb)) {
+            *bad = 1;
+            continue;
+        }
+        const int64_t b = (int64_t)bd;
+        const double x1 = round((double)mrt_cu_load(rois, r * 5 + 1) * scale), y1 = round((double)mrt_cu_load(rois, r * 5 + 2) * scale);
+        const double x2 = round((double)mrt_cu_load(rois, r * 5 + 3) * scale), y2 = round((double)mrt_cu_load(rois, r * 5 + 4) * scale);
+        const double rh = fmax(y2 - y1 + 1, 1.0), rw = fmax(x2 - x1 + 1, 1.0), bh = rh / (double)ph, bw = rw / (double)pw;
+        const double hs = fmin(fmax(floor((double)i * bh) + y1, 0.0), (double)h);
+        const double he = fmin(fmax(ceil((double)(i + 1) * bh) + y1, 0.0), (double)h);
+        const double ws = fmin(fmax(floor((double)j * bw) + x1, 0.0), (double)wd);
+        const double we = fmin(fmax(ceil((double)(j + 1) * bw) + x1, 0.0), (double)wd);
+        const T *xp = x + (b * c + ch) * h * wd;
+        C best = 0;
+        bool any = false;
+        for (int64_t yy = (int64_t)hs; yy < (int64_t)he; yy++)
+            for (int64_t xx = (int64_t)ws; xx < (int64_t)we; xx++) {
+                const C v = mrt_cu_load(xp, yy * wd + xx);
+                if (!any || v > best) best = v;
+                any = true;
+            }
+        mrt_cu_store(y, e, best);
+    }
+}
+
+mrt_status cu_maxroipool(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *rois = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t total = mrt_tensor_numel(y);
+    if (total == 0) return MRT_STATUS_OK;
+    int *bad = (int *)mrt_workspace(ctx, sizeof(int));
+    if (!bad) return MRT_STATUS_OUT_OF_MEMORY;
+    cudaStream_t s = mrt_cu_stream(ctx);
+    cudaError_t e = cudaMemsetAsync(bad, 0, sizeof(int), s);
+    if (e != cudaSuccess) return mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "cudaMemsetAsync: %s", cudaGetErrorString(e));
+    double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f);
+    bool done = false;
+    [&]() -> bool {
+        MRT_CU_SWITCH_FLOAT(x->dtype, {
+            auto *k = roipool_kernel<elem_t>;
+            MRT_LAUNCH(k, mrt_cu_blocks(total), MRT_CU_THREADS, 0, s, (const elem_t *)x->data, (const elem_t *)rois->data,
+                       (elem_t *)y->data, rois->shape[0], x->shape[0], x->shape[1], x->shape[2], x->shape[3], y->shape[2],
+                       y->shape[3], scale, bad);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "MaxRoiPool kernel");
+    int bad_h = 0;
+    e = cudaMemcpyAsync(&bad_h, bad, sizeof bad_h, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "reading the roi check: %s", cudaGetErrorString(e));
+    if (bad_h)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "a roi has a batch index outside [0, %lld)", (long long)x->shape[0]);
+    return MRT_STATUS_OK;
+}
+
 } // namespace
 
 #define W MRT_KERNEL_WRITES_ALL
@@ -425,6 +497,7 @@ extern "C" const mrt_kernel mrt_cuda_kernels_pool[] = {
     MRT_CU_ROW_S("GlobalMaxPool", 1, cu_globalmaxpool, global_supports, W),
     MRT_CU_ROW_S("GlobalLpPool", 1, cu_globallppool, global_supports, W),
     MRT_CU_ROW_S("MaxUnpool", 9, cu_maxunpool, maxunpool_supports, W),
+    MRT_CU_ROW_S("MaxRoiPool", 1, cu_maxroipool, global_supports, W),
     {},
 };
 #undef W

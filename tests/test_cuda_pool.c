@@ -155,3 +155,26 @@ Test(cuda_pool, maxunpool_matches_cpu)
     unpool_case(&r, MRT_DTYPE_DOUBLE, xs, big, 2 * 3 * 8 * 10);
     unpool_case(&r, MRT_DTYPE_FLOAT16, xs, NULL, 2 * 3 * 8 * 10);
 }
+
+/* MaxRoiPool: rois inside, across and outside the image, a scale, empty bins. */
+Test(cuda_pool, maxroipool_matches_cpu)
+{
+    th_cuda_require();
+    th_rng r;
+    th_rng_init(&r, th_seed("cuda_maxroipool"));
+    static const mrt_dtype dts[] = {MRT_DTYPE_FLOAT, MRT_DTYPE_DOUBLE, MRT_DTYPE_FLOAT16};
+    int64_t xs[4] = {2, 3, 10, 12}, rs[2] = {4, 5};
+    const double roi_vals[20] = {0, 1, 1, 6, 7, 1, 0, 0, 11, 9, 1, 8, 3, 30, 40, 0, 5, 5, 4, 4};
+    for (int d = 0; d < 3; d++) {
+        th_case *c = th_begin("MaxRoiPool", "", 22);
+        mrt_tensor x = th_rand(&r, dts[d], 4, xs, -3, 3), rois = th_from_f64(dts[d], 2, rs, roi_vals);
+        th_input(c, &x);
+        th_input(c, &rois);
+        th_attr_ints(c, "pooled_shape", 2, (const int64_t[]){3, 2});
+        th_attr_float(c, "spatial_scale", d == 1 ? 0.5f : 1.0f);
+        th_cuda_check(c, 1, 1, "MaxRoiPool");
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&rois);
+        th_free(c);
+    }
+}
