@@ -3,7 +3,7 @@
 // points, wrapping int32 sums) on CUDA, mirroring ops_cpu/conv.c. float32/float64, float16/bfloat16 computed in float.
 // Conv: an im2col buffer for a chunk of images (1x1 stride-1 unpadded convs read X in place) and minirt's tiled GEMM
 // (ops_cuda/gemm.cuh) batched over (image, group) with the bias as its addend; the real module hands 2-D/3-D
-// float32/float64/float16 convs with symmetric pads to cuDNN (implicit precomputed GEMM, a deterministic forward
+// float32/float16 convs with symmetric pads to cuDNN (implicit precomputed GEMM, a deterministic forward
 // algorithm; FMA math, TF32 only when the session allows it). ConvTranspose and ConvInteger: one thread per output,
 // gathering the taps that reach it (no scatter, so no atomics and the same bits every run).
 #include "ops_cuda/cuda_common.cuh"
@@ -66,9 +66,8 @@ mrt_status cudnn_conv(mrt_op_ctx *ctx, const mrt_conv_params &p, bool *done)
     cudnnDataType_t type, compute;
     switch (x->dtype) {
     case MRT_DTYPE_FLOAT: type = compute = CUDNN_DATA_FLOAT; break;
-    case MRT_DTYPE_DOUBLE: type = compute = CUDNN_DATA_DOUBLE; break;
     case MRT_DTYPE_FLOAT16: type = CUDNN_DATA_HALF, compute = CUDNN_DATA_FLOAT; break;
-    default: return MRT_STATUS_OK;
+    default: return MRT_STATUS_OK; // float64 (which the chosen algorithm may not take) and bfloat16: minirt's kernels
     }
     if (win.nsp != 2 && win.nsp != 3) return MRT_STATUS_OK;
     if (mrt_tensor_numel(x) == 0 || mrt_tensor_numel(y) == 0 || mrt_tensor_numel(w) == 0) return MRT_STATUS_OK;
@@ -111,10 +110,8 @@ mrt_status cudnn_conv(mrt_op_ctx *ctx, const mrt_conv_params &p, bool *done)
     if (taken) {
         void *ws = ws_bytes ? mrt_workspace(ctx, ws_bytes) : NULL;
         if (ws_bytes && !ws) st = MRT_STATUS_OUT_OF_MEMORY;
-        double one_d = 1, zero_d = 0;
-        float one_f = 1, zero_f = 0;
-        const void *one = type == CUDNN_DATA_DOUBLE ? (const void *)&one_d : (const void *)&one_f;
-        const void *zero = type == CUDNN_DATA_DOUBLE ? (const void *)&zero_d : (const void *)&zero_f;
+        float one_f = 1, zero_f = 0; // float scaling factors for float and half data
+        const void *one = &one_f, *zero = &zero_f;
         if (st == MRT_STATUS_OK) {
             DNN(cudnnConvolutionForward(h, one, xdesc, x->data, wdesc, w->data, cdesc, algo, ws, ws_bytes, zero, ydesc,
                                         y->data));
