@@ -147,15 +147,17 @@ double empty_value(int kind)
 mrt_status read_ints(mrt_op_ctx *ctx, const mrt_tensor *t, int64_t *vals, int64_t n_max, int64_t *n)
 {
     *n = mrt_tensor_numel(t);
-    if (*n > n_max) return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "%lld axes for rank %lld", (long long)*n, (long long)n_max);
+    if (*n > n_max)
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input 1 has %lld values, at most %lld allowed", (long long)*n,
+                           (long long)n_max);
     if (t->dtype != MRT_DTYPE_INT64 && t->dtype != MRT_DTYPE_INT32)
-        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "axes must be int32 or int64, got %s", mrt_dtype_name(t->dtype));
+        return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "input 1 must be int32 or int64, got %s", mrt_dtype_name(t->dtype));
     if (*n == 0) return MRT_STATUS_OK;
     size_t nb = (size_t)*n * (t->dtype == MRT_DTYPE_INT64 ? 8 : 4);
     unsigned char buf[MRT_MAX_RANK * 8];
     cudaError_t e = cudaMemcpyAsync(buf, t->data, nb, cudaMemcpyDeviceToHost, mrt_cu_stream(ctx));
     if (e == cudaSuccess) e = cudaStreamSynchronize(mrt_cu_stream(ctx));
-    if (e != cudaSuccess) return mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "reading axes: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess) return mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "reading input 1: %s", cudaGetErrorString(e));
     for (int64_t i = 0; i < *n; i++) vals[i] = mrt_load_i64(t->dtype, buf, i);
     return MRT_STATUS_OK;
 }
