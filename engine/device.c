@@ -103,6 +103,8 @@ void mrt_dev_exec_release_plan(mrt_exec *e)
     char err[256];
     d->api->synchronize(err, sizeof err); /* nothing may still read what is freed */
     for (int v = 0; v < e->graph->n_values; v++) mrt_dev_release_value(e, v);
+    for (int i = 0; i < d->n_temp; i++) dev_free(d, &d->temp[i]);
+    d->n_temp = 0;
     memset(d->ptr, 0, (size_t)e->graph->n_values * sizeof *d->ptr);
     dev_free(d, &d->arena);
     dev_free(d, &d->consts);
@@ -577,6 +579,27 @@ static mrt_status to_device(mrt_exec *e, int v)
     return MRT_STATUS_OK;
 }
 
+/* A host tensor copied to a device buffer that lives until the step is done (mrt_dev_step_done frees it). */
+static mrt_status upload_temporary(mrt_exec *e, mrt_value *in)
+{
+    mrt_dev_exec *d = e->dev;
+    size_t nb = mrt_tensor_nbytes(&in->tensor);
+    char err[512] = "";
+    if (d->n_temp == (int)(sizeof d->temp / sizeof d->temp[0]))
+        return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED, "more replaced inputs than a node may have on CUDA");
+    void *p = NULL;
+    if (d->api->malloc(&p, nb ? nb : 1, err, sizeof err) != 0 ||
+        (nb && (d->api->synchronize(err, sizeof err) != 0 ||
+                d->api->copy_to_device(p, in->tensor.data, nb, NULL, err, sizeof err) != 0 ||
+                d->api->synchronize(err, sizeof err) != 0))) {
+        if (p) d->api->free(p, err, sizeof err);
+        return mrt_fail(MRT_STATUS_DEVICE_ERROR, "copying a replaced input to the device: %s", err);
+    }
+    d->temp[d->n_temp++] = p;
+    in->tensor.data = p;
+    return MRT_STATUS_OK;
+}
+
 mrt_status mrt_dev_step_inputs(mrt_exec *e, int s, mrt_op_ctx *ctx)
 {
     mrt_dev_exec *d = e->dev;
@@ -588,6 +611,12 @@ mrt_status mrt_dev_step_inputs(mrt_exec *e, int s, mrt_op_ctx *ctx)
     if (step->device != MRT_DEVICE_CUDA) {
         for (int i = 0; !st && i < n; i++) st = mrt_dev_to_host(e, reads[i]);
         free(reads);
+        /* a value whose host storage came with this copy: the context's view must see it */
+        for (int i = 0; !st && i < nd->n_inputs; i++) {
+            mrt_value *in = (mrt_value *)ctx->inputs[i];
+            int v = nd->inputs[i];
+            if (v >= 0 && in && in->kind == MRT_VALUE_TENSOR && !in->tensor.data) in->tensor.data = e->vals[v].tensor.data;
+        }
         return st;
     }
     free(reads);
@@ -597,9 +626,15 @@ mrt_status mrt_dev_step_inputs(mrt_exec *e, int s, mrt_op_ctx *ctx)
     ctx->allow_tf32 = e->session->opt.allow_tf32;
     for (int i = 0; i < nd->n_inputs; i++) {
         int v = nd->inputs[i];
-        if (v < 0 || !ctx->inputs[i] || ctx->inputs[i]->kind != MRT_VALUE_TENSOR) continue;
+        mrt_value *in = (mrt_value *)ctx->inputs[i]; /* ctx_prepare's copy: the kernel's view */
+        if (v < 0 || !in || in->kind != MRT_VALUE_TENSOR) continue;
+        if (in->tensor.data != e->vals[v].tensor.data && in->tensor.data) {
+            /* the caller replaced this input for this node (teacher forcing): its bytes go up for this step only */
+            MRT_TRY(upload_temporary(e, in));
+            continue;
+        }
         MRT_TRY(to_device(e, v));
-        ((mrt_value *)ctx->inputs[i])->tensor.data = d->ptr[v]; /* ctx_prepare's copy, the kernel's view */
+        in->tensor.data = d->ptr[v];
     }
     if (nd->n_outputs > d->out_view_cap) {
         mrt_value *ov = realloc(d->out_view, (size_t)nd->n_outputs * sizeof *ov);
@@ -688,6 +723,12 @@ mrt_status mrt_dev_step_done(mrt_exec *e, int s, mrt_op_ctx *ctx)
     if (!cuda) return MRT_STATUS_OK;
     char err[512] = "";
     mrt_dev_session *ds = e->session->dev;
+    if (d->n_temp) { /* replaced inputs: their step must be done with them */
+        if (d->api->stream_synchronize(ctx->stream, err, sizeof err) != 0)
+            return mrt_fail(MRT_STATUS_DEVICE_ERROR, "node '%s' (%s): %s", nd->name, nd->op_type, err);
+        for (int i = 0; i < d->n_temp; i++) dev_free(d, &d->temp[i]);
+        d->n_temp = 0;
+    }
     if (ds->sync_each_node && d->api->stream_synchronize(ctx->stream, err, sizeof err) != 0)
         return mrt_fail(MRT_STATUS_DEVICE_ERROR, "node '%s' (%s): %s", nd->name, nd->op_type, err);
     if (d->api->last_error(err, sizeof err) != 0)

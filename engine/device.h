@@ -49,6 +49,8 @@ typedef struct mrt_dev_exec {
     int n_copies, cap_copies;
     mrt_value *out_view;      /* a CUDA step's outputs as the kernel sees them (device pointers) */
     int out_view_cap;
+    void *temp[64];           /* this step's replaced inputs on the device (teacher forcing), freed after it */
+    int n_temp;
     void **ws;                /* per step: a CUDA step's planned device workspace, or NULL */
     mrt_schedule sched;       /* stream per step (main graph; empty for subgraphs) */
     void **events;            /* per step: recorded after it when a later step on another stream waits on it */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cuda_module.h"
 #include "engine/dtype.h"
 #include "engine/status.h"
 
@@ -421,3 +422,40 @@ int64_t th_numel(int rank, const int64_t *shape)
 }
 
 double *th_alloc_f64(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(double)); }
+
+/* ------------------------------------------------------------------ CUDA against the CPU */
+
+void th_cuda_require(void)
+{
+    const mrt_cuda_api *api;
+    if (mrt_cuda_open(&api) != MRT_STATUS_OK) cr_skip_test("no CUDA module or device: %s", mrt_last_error());
+}
+
+void th_cuda_check(th_case *c, int n_out, double tol_scale, const char *label)
+{
+    mrt_tensor cpu[8], gpu[8];
+    cr_assert(n_out >= 0 && n_out <= 8, "%s: th_cuda_check takes up to 8 outputs", label);
+    memset(cpu, 0, sizeof cpu);
+    memset(gpu, 0, sizeof gpu);
+    mrt_session_options o = mrt_session_options_default();
+    o.poison_outputs = true; /* a kernel flagged to write every element is held to it, on both devices */
+    mrt_status st = th_run_opt(c, &o, n_out, cpu);
+    cr_assert_eq(st, MRT_STATUS_OK, "%s: the CPU run failed: %s", label, mrt_last_error());
+    o.device = "cuda";
+    o.no_cpu_fallback = true;
+    st = th_run_opt(c, &o, n_out, gpu);
+    cr_assert_eq(st, MRT_STATUS_OK, "%s: the CUDA run failed: %s", label, mrt_last_error());
+    for (int i = 0; i < n_out; i++) {
+        char why[512];
+        double nmse, at, rt;
+        th_tolerance(cpu[i].dtype, &nmse, &at, &rt);
+        cr_assert_eq(gpu[i].dtype, cpu[i].dtype, "%s: output %d dtype %s on CUDA, %s on the CPU", label, i,
+                     mrt_dtype_name(gpu[i].dtype), mrt_dtype_name(cpu[i].dtype));
+        cr_assert(mrt_tensor_same_shape(&gpu[i], &cpu[i]), "%s: output %d shapes differ", label, i);
+        cr_assert(th_check_tensor(&gpu[i], &cpu[i], nmse * tol_scale * tol_scale, at * tol_scale, rt * tol_scale, why,
+                                  sizeof why),
+                  "%s: output %d, CUDA against the CPU: %s", label, i, why);
+        mrt_tensor_release(&cpu[i]);
+        mrt_tensor_release(&gpu[i]);
+    }
+}

@@ -91,6 +91,19 @@ int64_t th_numel(int rank, const int64_t *shape);
 /* n zeroed doubles (at least one, so an empty tensor never asks for calloc(0)). */
 double *th_alloc_f64(int64_t n);
 
+/* ---- CUDA kernels against their CPU twins (tests/test_cuda_*.c)
+
+   Runs case c (n_out outputs, at most 8) on the CPU and on device "cuda" with no_cpu_fallback (so the node runs on the
+   CUDA kernel or the test fails), and asserts every output matches: integers, bools and exact-flagged cases bit for
+   bit, floats within th_tolerance of the output dtype scaled by tol_scale (1 = the usual; a kernel whose summation
+   order differs from the CPU's may need more, say why at the call). The module is MRT_CUDA_MODULE (CMake points the
+   CUDA tests at the emulated one, build/libminirt_cuda_emu.so; scripts/gpu-check.sh at the real one); without a
+   module or device the test is skipped with the reason. label names the case in a failure. Frees nothing: c stays the
+   caller's. */
+void th_cuda_check(th_case *c, int n_out, double tol_scale, const char *label);
+/* Skips the calling Criterion test when no CUDA module/device can be opened (call first in a CUDA test). */
+void th_cuda_require(void);
+
 /* Tolerances for th_check_f64: normalized MSE, absolute, relative. */
 typedef struct tol {
     double nmse, abs, rel;

@@ -1,5 +1,6 @@
-/* CUDA module tests. CUDA is initialised inside test bodies only (Criterion forks each test); without a GPU,
- * a driver or the module, each test is skipped and says why. */
+/* The CUDA path and the element-wise CUDA kernels against their CPU twins (tests/harness.h th_cuda_check). ctest runs
+ * this on the emulated module (no GPU needed); scripts/gpu-check.sh runs it on a real one. CUDA is initialised inside
+ * test bodies only (Criterion forks each test). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,58 +9,162 @@
 #include "engine/cuda_module.h"
 #include "harness.h"
 
-static const mrt_cuda_api *open_or_skip(void)
-{
-    const mrt_cuda_api *api = NULL;
-    if (mrt_cuda_open(&api) != MRT_STATUS_OK) cr_skip_test("skipped: %s", mrt_last_error());
-    return api;
-}
+/* Shapes the element-wise cases cycle through: empty, scalar, odd sizes, more elements than one grid covers. */
+static const int64_t shapes[][4] = {{0, 3}, {1}, {7}, {3, 5, 2}, {2, 1, 33}, {1 << 18}};
+static const int ranks[] = {2, 0, 1, 3, 3, 1};
 
-Test(cuda, relu_matches_cpu_reference)
+static void unary_case(const char *op, int opset, mrt_dtype dt, double lo, double hi, const char *attr, double attr_v)
 {
-    const mrt_cuda_api *api = open_or_skip();
-    char err[512];
     th_rng r;
-    th_rng_init(&r, th_seed("cuda.relu"));
-    int64_t n = 100003; /* not a multiple of the block size */
-    float *x = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
-    for (int64_t i = 0; i < n; i++) x[i] = (float)th_rng_uniform(&r, -3, 3);
-    x[0] = NAN;
-    x[1] = -INFINITY;
-    x[2] = INFINITY;
-    void *dx, *dy;
-    cr_assert_eq(api->malloc(&dx, (size_t)n * 4, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(api->malloc(&dy, (size_t)n * 4, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(api->copy_to_device(dx, x, (size_t)n * 4, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(api->relu_f32(dx, dy, n, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(api->synchronize(err, sizeof err), 0, "%s", err);
-    cr_assert_eq(api->copy_to_host(y, dy, (size_t)n * 4, err, sizeof err), 0, "%s", err);
-    cr_assert(isnan(y[0]), "NaN must propagate");
-    cr_assert_eq(y[1], 0.0f);
-    cr_assert(isinf(y[2]) && y[2] > 0);
-    for (int64_t i = 3; i < n; i++) {
-        float want = x[i] > 0 ? x[i] : 0.0f;
-        cr_assert_eq(y[i], want, "element %lld: %g vs %g", (long long)i, y[i], want);
+    th_rng_init(&r, th_seed(op));
+    for (size_t k = 0; k < sizeof ranks / sizeof ranks[0]; k++) {
+        th_case *c = th_begin(op, "", opset);
+        mrt_tensor x = th_rand(&r, dt, ranks[k], shapes[k], lo, hi);
+        if (mrt_tensor_numel(&x) > 3 && (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE)) {
+            /* NaN and infinities go through every op as on the CPU */
+            mrt_store_f64(dt, x.data, 0, NAN);
+            mrt_store_f64(dt, x.data, 1, INFINITY);
+            mrt_store_f64(dt, x.data, 2, -INFINITY);
+        }
+        th_input(c, &x);
+        if (attr) th_attr_float(c, attr, (float)attr_v);
+        char label[128];
+        snprintf(label, sizeof label, "%s %s case %zu", op, mrt_dtype_name(dt), k);
+        th_cuda_check(c, 1, 1, label);
+        mrt_tensor_release(&x);
+        th_free(c);
     }
-    api->free(dx, err, sizeof err);
-    api->free(dy, err, sizeof err);
-    free(x);
-    free(y);
 }
 
-Test(cuda, session_on_cuda_reports_why)
+Test(cuda, unary_float_ops_match_cpu)
 {
-    /* Without a device this must be a clear DEVICE_ERROR (never a crash); with one, graph execution on CUDA
-       is not implemented yet and says so. */
-    th_case *c = th_begin("Relu", "", 14);
-    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){2}, (double[]){-1, 1});
+    th_cuda_require();
+    static const struct { const char *op; int opset; double lo, hi; } ops[] = {
+        {"Abs", 13, -5, 5},      {"Neg", 13, -5, 5},      {"Sqrt", 13, 0, 9},     {"Exp", 13, -10, 10},
+        {"Log", 13, 0.01, 50},   {"Reciprocal", 13, 0.5, 4}, {"Floor", 13, -5, 5}, {"Ceil", 13, -5, 5},
+        {"Round", 22, -5, 5},    {"Sign", 13, -2, 2},     {"Erf", 13, -3, 3},     {"Sin", 22, -6, 6},
+        {"Cos", 22, -6, 6},      {"Tan", 22, -1.4, 1.4},  {"Asin", 22, -1, 1},    {"Acos", 22, -1, 1},
+        {"Atan", 22, -8, 8},     {"Sinh", 22, -5, 5},     {"Cosh", 22, -5, 5},    {"Asinh", 22, -1e4, 1e4},
+        {"Acosh", 22, 1, 100},   {"Atanh", 22, -0.99, 0.99}, {"Relu", 14, -3, 3}, {"Sigmoid", 13, -20, 20},
+        {"Tanh", 13, -8, 8},     {"HardSwish", 22, -5, 5}, {"Softplus", 22, -30, 30}, {"Softsign", 22, -5, 5},
+        {"Mish", 22, -8, 8},     {"Gelu", 20, -6, 6},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        unary_case(ops[i].op, ops[i].opset, MRT_DTYPE_FLOAT, ops[i].lo, ops[i].hi, NULL, 0);
+        unary_case(ops[i].op, ops[i].opset, MRT_DTYPE_DOUBLE, ops[i].lo, ops[i].hi, NULL, 0);
+    }
+}
+
+Test(cuda, activations_with_attributes_match_cpu)
+{
+    th_cuda_require();
+    unary_case("LeakyRelu", 16, MRT_DTYPE_FLOAT, -4, 4, "alpha", 0.07);
+    unary_case("Elu", 22, MRT_DTYPE_FLOAT, -4, 4, "alpha", 0.5);
+    unary_case("Selu", 22, MRT_DTYPE_DOUBLE, -4, 4, "alpha", 1.5);
+    unary_case("Celu", 12, MRT_DTYPE_FLOAT, -4, 4, "alpha", 2.0);
+    unary_case("ThresholdedRelu", 22, MRT_DTYPE_FLOAT, -4, 4, "alpha", 0.3);
+    unary_case("HardSigmoid", 22, MRT_DTYPE_FLOAT, -8, 8, "alpha", 0.3);
+    unary_case("Swish", 24, MRT_DTYPE_FLOAT, -8, 8, "alpha", 1.7);
+    unary_case("Clip", 6, MRT_DTYPE_FLOAT, -4, 4, "min", -1.5);
+}
+
+Test(cuda, integer_unary_ops_are_exact)
+{
+    th_cuda_require();
+    static const mrt_dtype dts[] = {MRT_DTYPE_INT8, MRT_DTYPE_INT32, MRT_DTYPE_INT64, MRT_DTYPE_INT16};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        unary_case("Abs", 13, dts[i], -100, 100, NULL, 0);
+        unary_case("Neg", 13, dts[i], -100, 100, NULL, 0);
+        unary_case("Sign", 13, dts[i], -100, 100, NULL, 0);
+        unary_case("Relu", 14, dts[i], -100, 100, NULL, 0);
+    }
+    unary_case("Abs", 13, MRT_DTYPE_UINT8, 0, 255, NULL, 0);
+}
+
+Test(cuda, half_precision_rounds_as_the_cpu)
+{
+    th_cuda_require();
+    unary_case("Sigmoid", 13, MRT_DTYPE_FLOAT16, -8, 8, NULL, 0);
+    unary_case("Relu", 14, MRT_DTYPE_FLOAT16, -8, 8, NULL, 0);
+    unary_case("Tanh", 13, MRT_DTYPE_BFLOAT16, -4, 4, NULL, 0);
+}
+
+/* Binary ops with every broadcast pattern: equal shapes, a scalar, a row, a column, both sides broadcast, empty. */
+static void binary_case(const char *op, int opset, mrt_dtype dt, double lo, double hi)
+{
+    static const int64_t a_shapes[][3] = {{4, 5, 6}, {4, 5, 6}, {4, 5, 6}, {4, 1, 6}, {1, 7, 1}, {0, 3, 1}, {9, 1, 1}};
+    static const int a_ranks[] = {3, 3, 3, 3, 3, 3, 1};
+    static const int64_t b_shapes[][3] = {{4, 5, 6}, {1}, {6}, {5, 1}, {3, 7, 2}, {3, 4}, {9, 3, 3}};
+    static const int b_ranks[] = {3, 0, 1, 2, 3, 2, 3};
+    th_rng r;
+    th_rng_init(&r, th_seed(op));
+    for (size_t k = 0; k < sizeof a_ranks / sizeof a_ranks[0]; k++) {
+        th_case *c = th_begin(op, "", opset);
+        mrt_tensor a = th_rand(&r, dt, a_ranks[k], a_shapes[k], lo, hi);
+        mrt_tensor b = th_rand(&r, dt, b_ranks[k], b_shapes[k], lo, hi);
+        th_input(c, &a);
+        th_input(c, &b);
+        char label[128];
+        snprintf(label, sizeof label, "%s %s broadcast case %zu", op, mrt_dtype_name(dt), k);
+        th_cuda_check(c, 1, 1, label);
+        mrt_tensor_release(&a);
+        mrt_tensor_release(&b);
+        th_free(c);
+    }
+}
+
+Test(cuda, binary_ops_broadcast_as_the_cpu)
+{
+    th_cuda_require();
+    static const char *ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"};
+    static const int opsets[] = {14, 14, 14, 14, 13, 13, 13, 13};
+    for (size_t i = 0; i < 8; i++) {
+        binary_case(ops[i], opsets[i], MRT_DTYPE_FLOAT, -3, 3);
+        binary_case(ops[i], opsets[i], MRT_DTYPE_DOUBLE, -3, 3);
+    }
+    for (size_t i = 0; i < 6; i++) {
+        binary_case(ops[i], opsets[i], MRT_DTYPE_INT32, -50, 50);
+        binary_case(ops[i], opsets[i], MRT_DTYPE_INT64, -50, 50);
+        binary_case(ops[i], opsets[i], MRT_DTYPE_UINT8, 0, 15);
+    }
+    binary_case("PRelu", 16, MRT_DTYPE_FLOAT, -3, 3);
+    binary_case("Add", 14, MRT_DTYPE_FLOAT16, -3, 3);
+}
+
+Test(cuda, no_cpu_fallback_names_the_node)
+{
+    th_cuda_require();
+    /* strings never run on the device: with no_cpu_fallback that is an error naming the node and the reason */
+    th_case *c = th_begin("StringNormalizer", "", 10);
+    mrt_tensor x;
+    cr_assert_eq(mrt_tensor_alloc(&x, MRT_DTYPE_STRING, 1, (int64_t[]){1}), MRT_STATUS_OK);
+    ((char **)x.data)[0] = strdup("Abc");
     th_input(c, &x);
-    mrt_session_options opt = mrt_session_options_default();
-    opt.device = "cuda";
+    mrt_session_options o = mrt_session_options_default();
+    o.device = "cuda";
+    o.no_cpu_fallback = true;
     mrt_tensor y;
-    mrt_status st = th_run_opt(c, &opt, 1, &y);
-    cr_assert(st == MRT_STATUS_DEVICE_ERROR || st == MRT_STATUS_NOT_IMPLEMENTED, "status %d: %s", st, mrt_last_error());
-    cr_assert(strlen(mrt_last_error()) > 10);
+    mrt_status st = th_run_opt(c, &o, 1, &y);
+    cr_assert_eq(st, MRT_STATUS_NOT_IMPLEMENTED, "status %d: %s", st, mrt_last_error());
+    cr_assert(strstr(mrt_last_error(), "no-cpu-fallback") && strstr(mrt_last_error(), "StringNormalizer"), "%s",
+              mrt_last_error());
+    /* with fallback allowed it runs on the CPU and gives the CPU's answer */
+    o.no_cpu_fallback = false;
+    st = th_run_opt(c, &o, 1, &y);
+    cr_assert_eq(st, MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert_str_eq(((char **)y.data)[0], "Abc");
+    mrt_tensor_release(&y);
     mrt_tensor_release(&x);
     th_free(c);
+}
+
+Test(cuda, a_missing_module_is_a_device_error_with_the_reason)
+{
+    /* what a machine without a GPU or driver sees: DEVICE_ERROR and the reason, never a crash */
+    setenv("MRT_CUDA_MODULE", "/nonexistent/libminirt_cuda.so", 1);
+    const mrt_cuda_api *api = NULL;
+    mrt_status st = mrt_cuda_open(&api);
+    if (st == MRT_STATUS_OK) cr_skip_test("a real CUDA module was found beside the binary");
+    cr_assert_eq(st, MRT_STATUS_DEVICE_ERROR);
+    cr_assert(strstr(mrt_last_error(), "CUDA") != NULL, "%s", mrt_last_error());
 }
