@@ -27,7 +27,8 @@ enum { DEF_INPUT = -1, DEF_INITIALIZER = -2 };
 typedef struct scope {
     mrt_strmap defs;            /* name -> node index or DEF_* */
     const struct scope *parent; /* the enclosing graph's scope (subgraphs), NULL at the top and in functions */
-    const Onnx__GraphProto *graph;
+    const Onnx__GraphProto *graph;  /* NULL for a function body */
+    Onnx__NodeProto *const *nodes;  /* the graph's or the function's nodes */
     const char *prefix;         /* "" for the main graph, "graph 'then': " inside subgraphs, "function 'F': " */
     int current;                /* the node being checked: its subgraphs see the nodes before it (as the checker) */
 } scope;
@@ -110,10 +111,9 @@ static void describe_def(const scope *s, int def, char *buf, size_t len)
     else if (def == DEF_INITIALIZER) snprintf(buf, len, "an initializer");
     else {
         char tmp[64];
-        const Onnx__NodeProto *n = s->graph ? s->graph->node[def] : NULL;
-        if (!n && s->graph == NULL) snprintf(buf, len, "node %d", def);
-        else snprintf(buf, len, "the output of node '%s' (%s)", node_label(n, (size_t)def, tmp, sizeof tmp),
-                      str(n->op_type));
+        const Onnx__NodeProto *n = s->nodes[def];
+        snprintf(buf, len, "the output of node '%s' (%s)", node_label(n, (size_t)def, tmp, sizeof tmp),
+                 str(n->op_type));
     }
 }
 
@@ -304,8 +304,7 @@ static void define(vctx *c, scope *s, const char *name, int def)
     else if (prev >= 0 && def >= 0) {
         char t1[64], t2[64];
         add(c, false, "%svalue '%s' is produced by two nodes ('%s' and '%s')", s->prefix, name,
-            node_label(s->graph->node[prev], (size_t)prev, t1, sizeof t1),
-            node_label(s->graph->node[def], (size_t)def, t2, sizeof t2));
+            node_label(s->nodes[prev], (size_t)prev, t1, sizeof t1), node_label(s->nodes[def], (size_t)def, t2, sizeof t2));
     } else if (prev == def)
         add(c, false, "%s%s '%s' is defined twice", s->prefix, def == DEF_INPUT ? "graph input" : "initializer", name);
     else
@@ -410,9 +409,9 @@ static void check_graph(vctx *c, const Onnx__GraphProto *g, const scope *parent,
         return;
     }
     char prefix[600] = "";
-    if (parent) snprintf(prefix, sizeof prefix, "graph '%s': ", str(g->name));
+    if (parent) snprintf(prefix, sizeof prefix, "%sgraph '%s': ", parent->prefix, str(g->name));
     if (!g->name || !g->name[0]) add(c, true, "%sa graph has no name", parent ? parent->prefix : "");
-    scope s = {.parent = parent, .graph = g, .prefix = prefix};
+    scope s = {.parent = parent, .graph = g, .nodes = g->node, .prefix = prefix, .current = INT32_MAX};
     mrt_strmap_init(&s.defs);
     check_body(c, &s, g, depth, parent == NULL);
     mrt_strmap_clear(&s.defs);
@@ -424,7 +423,7 @@ static void check_function(vctx *c, const Onnx__FunctionProto *f)
     snprintf(prefix, sizeof prefix, "function '%s%s%s': ", str(f->domain), f->domain && f->domain[0] ? "::" : "",
              str(f->name));
     c->fn = f;
-    scope s = {.prefix = prefix};
+    scope s = {.nodes = f->node, .prefix = prefix, .current = INT32_MAX};
     mrt_strmap_init(&s.defs);
     for (size_t i = 0; i < f->n_input; i++)
         if (f->input[i] && f->input[i][0]) define(c, &s, f->input[i], DEF_INPUT);

@@ -285,6 +285,15 @@ ra.name, ra.ref_attr_name, ra.type = "axis", "ax", onnx.AttributeProto.INT
 # the checker lets this pass; minirt refuses it: outside a function nothing supplies the value (the kernel would
 # read the attribute's empty default)
 checker_case("ref_attribute_outside_function", model([ref], [vi("x")], [vi("y")]), checked=False)
+# a model-local function whose body writes one value twice and holds an If without else_branch
+fbody = [helper.make_node("Relu", ["a"], ["b"]), helper.make_node("Neg", ["a"], ["b"]),
+         helper.make_node("If", ["c"], ["d"], then_branch=branch)]
+fn = helper.make_function("acme", "Twice", ["a", "c"], ["b"], fbody, [helper.make_opsetid("", 13)])
+m = helper.make_model(helper.make_graph([helper.make_node("Twice", ["x", "c"], ["y"], domain="acme")], "g",
+                                        [cond, vi("x")], [vi("y")]), functions=[fn],
+                      opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("acme", 1)])
+m.ir_version = 8
+checker_case("function_body_problems", m, "files/c_true.npy")
 # several problems: run names the first and counts the rest; `minirt check` lists them all (expected_check.tsv)
 many = model([helper.make_node("If", ["c"], ["y"], then_branch=branch), helper.make_node("Relu", ["x"], ["y"]),
               helper.make_node("Cast", ["x"], ["z"])], [cond, vi("x")], [vi("y"), vi("z")])
