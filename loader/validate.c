@@ -180,6 +180,8 @@ static void check_graph(vctx *c, const Onnx__GraphProto *g, const scope *parent,
 
 static void check_attributes(vctx *c, const Onnx__NodeProto *n, const char *who, const scope *s, int depth)
 {
+    mrt_strmap seen; /* names so far (a map: a hostile node may have 100,000 attributes) */
+    mrt_strmap_init(&seen);
     for (size_t k = 0; k < n->n_attribute; k++) {
         const Onnx__AttributeProto *a = n->attribute[k];
         if (!a) continue;
@@ -188,11 +190,9 @@ static void check_attributes(vctx *c, const Onnx__NodeProto *n, const char *who,
             add(c, false, "%s%s: attribute %zu has no name", s->prefix, who, k);
             continue;
         }
-        for (size_t j = 0; j < k; j++)
-            if (n->attribute[j] && strcmp(str(n->attribute[j]->name), an) == 0) {
-                add(c, false, "%s%s: attribute '%s' appears twice", s->prefix, who, an);
-                break;
-            }
+        int prev;
+        if (mrt_strmap_get(&seen, an, &prev)) add(c, false, "%s%s: attribute '%s' appears twice", s->prefix, who, an);
+        else if (mrt_strmap_put(&seen, an, (int)k)) c->st = MRT_STATUS_OUT_OF_MEMORY;
         if (a->ref_attr_name && a->ref_attr_name[0]) {
             if (!c->fn)
                 add(c, false, "%s%s: attribute '%s' refers to a function attribute ('%s') outside a function",
@@ -208,6 +208,7 @@ static void check_attributes(vctx *c, const Onnx__NodeProto *n, const char *who,
         for (size_t j = 0; j < a->n_graphs; j++)
             if (a->graphs[j]) check_graph(c, a->graphs[j], s, depth + 1);
     }
+    mrt_strmap_clear(&seen);
 }
 
 /* The node against its op's schema, for the ONNX domains (onnx.checker's schema->Verify). */
@@ -463,13 +464,15 @@ mrt_status mrt_validate_model_proto(const Onnx__ModelProto *mp, mrt_problems *ou
             add(&c, false, "opset import %s version %lld is newer than the newest opset minirt knows (%lld)", name,
                 (long long)o->version, (long long)newest);
     }
-    for (size_t i = 0; i < mp->n_metadata_props; i++)
-        for (size_t j = 0; j < i; j++)
-            if (mp->metadata_props[i] && mp->metadata_props[j] &&
-                strcmp(str(mp->metadata_props[i]->key), str(mp->metadata_props[j]->key)) == 0) {
-                add(&c, true, "metadata_props has the key '%s' twice", str(mp->metadata_props[i]->key));
-                break;
-            }
+    mrt_strmap keys;
+    mrt_strmap_init(&keys);
+    for (size_t i = 0; i < mp->n_metadata_props; i++) {
+        const char *key = mp->metadata_props[i] ? str(mp->metadata_props[i]->key) : "";
+        int prev;
+        if (mrt_strmap_get(&keys, key, &prev)) add(&c, true, "metadata_props has the key '%s' twice", key);
+        else if (mrt_strmap_put(&keys, key, 0)) c.st = MRT_STATUS_OUT_OF_MEMORY;
+    }
+    mrt_strmap_clear(&keys);
     for (size_t i = 0; i < mp->n_functions; i++)
         if (mp->functions[i]) check_function(&c, mp->functions[i]);
     if (mp->graph) check_graph(&c, mp->graph, NULL, 0);

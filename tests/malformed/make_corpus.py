@@ -315,6 +315,11 @@ m = relu_model()
 m.graph.name = ""
 assert refused_by_checker(m)
 lenient.append(("graph_without_name", save("graph_without_name.onnx", m)))
+m = relu_model()
+for v in ("1", "2"):
+    m.metadata_props.add(key="author", value=v)
+assert refused_by_checker(m)
+lenient.append(("metadata_key_twice", save("metadata_key_twice.onnx", m)))
 # torch.onnx's custom symbolics: a node of domain 'custom' with no opset import for it
 m = model([helper.make_node("Roll", ["x"], ["y"], domain="custom", shifts=[1], dims=[1])], [vi("x")], [vi("y")])
 assert refused_by_checker(m)
