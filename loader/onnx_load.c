@@ -8,12 +8,16 @@
 #include "engine/function.h"
 #include "engine/graph.h"
 #include "engine/status.h"
+#include "loader/proto_depth.h"
 #include "loader/tensor_proto.h"
+#include "loader/validate.h"
 #include "minirt/minirt.h"
 #include "onnx.pb-c.h"
 
-/* Subgraphs nest (If inside Loop inside Scan...); a bound keeps hostile files from exhausting the stack. */
-#define MAX_GRAPH_DEPTH 64
+/* Subgraphs nest (If inside Loop inside Scan...); a bound keeps hostile files from exhausting the stack. The bytes
+   are checked against it before protobuf-c parses them (mrt_proto_check_nesting); these checks repeat it for models
+   parsed by other means. */
+#define MAX_GRAPH_DEPTH MRT_MAX_GRAPH_DEPTH
 
 typedef struct load_ctx {
     const char *base_dir; /* folder for external data, or NULL */
@@ -457,6 +461,7 @@ static mrt_status convert_function(load_ctx *c, const Onnx__FunctionProto *fp, m
 mrt_status mrt_function_parse(const void *bytes, size_t len, mrt_function *out)
 {
     memset(out, 0, sizeof *out);
+    MRT_TRY(mrt_proto_check_nesting(&onnx__function_proto__descriptor, bytes, len));
     Onnx__FunctionProto *fp = onnx__function_proto__unpack(NULL, len, bytes);
     if (!fp) return mrt_fail(MRT_STATUS_INVALID_MODEL, "not a valid FunctionProto (protobuf parse failed)");
     load_ctx c = {NULL};
@@ -498,8 +503,28 @@ mrt_status mrt_model_load_from_memory(const void *bytes, size_t len, const char 
     if (!out) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load_from_memory: out is NULL");
     *out = NULL;
     if (!bytes && len) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load_from_memory: bytes is NULL");
+    MRT_TRY(mrt_proto_check_nesting(&onnx__model_proto__descriptor, bytes, len));
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
     if (!mp) return mrt_fail(MRT_STATUS_INVALID_MODEL, "not a valid ONNX model (protobuf parse failed)");
+    /* onnx.checker's rules first (loader/validate.c): the first refused problem is the error */
+    mrt_problems problems = {0};
+    mrt_status vst = mrt_validate_model_proto(mp, &problems);
+    if (!vst && problems.n_refused) {
+        const mrt_problem *first = NULL;
+        for (int i = 0; i < problems.n && !first; i++)
+            if (!problems.items[i].runs) first = &problems.items[i];
+        int more = problems.n_refused - 1;
+        if (more)
+            vst = mrt_fail(MRT_STATUS_INVALID_MODEL, "%s (and %d more problem%s: `minirt check` lists them)",
+                           first ? first->message : "?", more, more > 1 ? "s" : "");
+        else
+            vst = mrt_fail(MRT_STATUS_INVALID_MODEL, "%s", first ? first->message : "?");
+    }
+    mrt_problems_free(&problems);
+    if (vst) {
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return vst;
+    }
     mrt_model *m = mrt_model_new();
     mrt_status st = m ? MRT_STATUS_OK : oom("model");
     load_ctx c = {base_dir};

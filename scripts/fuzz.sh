@@ -33,7 +33,8 @@ seed() { # target, then files to copy as seeds (once)
 status=0
 for t in $targets; do
     case "$t" in
-    fuzz_model) seed "$t" "$onnx"/node/test_*/model.onnx "$onnx"/simple/*/model.onnx models/*.onnx tests/fuzz/regressions/model/* ;;
+    fuzz_model) seed "$t" "$onnx"/node/test_*/model.onnx "$onnx"/simple/*/model.onnx models/*.onnx tests/fuzz/seeds/model/* \
+        tests/fuzz/regressions/model/* ;;
     fuzz_tensor_proto) seed "$t" "$onnx"/node/test_[a-m]*/test_data_set_0/*.pb tests/fuzz/regressions/tensor_proto/* ;;
     fuzz_npy) seed "$t" models/*.npy models/fixtures/*/*.npy tests/fuzz/regressions/npy/* ;;
     fuzz_npz) seed "$t" tests/fuzz/seeds/npz/*.npz tests/fuzz/regressions/npz/* ;;

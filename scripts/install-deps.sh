@@ -13,6 +13,7 @@ command -v protoc-c >/dev/null 2>&1 || need="$need protobuf-c-compiler"
 [ -f /usr/include/protobuf-c/protobuf-c.h ] || need="$need libprotobuf-c-dev"
 pkg-config --exists openblas 2>/dev/null || need="$need libopenblas-dev"
 pkg-config --exists criterion 2>/dev/null || need="$need libcriterion-dev"
+pkg-config --exists json-c 2>/dev/null || need="$need libjson-c-dev"
 [ -f /usr/include/onnx/onnx.proto ] || need="$need libonnx-dev"
 if [ "${1:-}" = "--models" ]; then
     /usr/bin/python3 -c "import torch, torchvision, numpy, onnx" >/dev/null 2>&1 ||

@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/dtype.h"
 #include "engine/status.h"
 #include "loader/npy.h"
 #include "tools/cli.h"
 #include "tools/dump.h"
+#include "tools/manifest.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -235,52 +237,22 @@ static bool ends_with(const char *s, const char *suf)
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* Read the next JSON string value after `key` in p; returns a pointer past it or NULL. */
-static const char *json_next_string(const char *p, const char *key, char *out, size_t len)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    p = strstr(p, pat);
-    if (!p) return NULL;
-    p = strchr(p + strlen(pat), '"');
-    if (!p) return NULL;
-    size_t k = 0;
-    for (p++; *p && *p != '"'; p++) {
-        if (*p == '\\' && p[1]) p++;
-        if (k + 1 < len) out[k++] = *p;
-    }
-    out[k] = '\0';
-    return *p ? p + 1 : NULL;
-}
-
 static mrt_status load_dir(const char *dir, tensor_set *s)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (f) { /* a minirt (or tools/dump_*.py) dump: names from the manifest */
-        fseek(f, 0, SEEK_END);
-        long len = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        char *text = len > 0 ? malloc((size_t)len + 1) : NULL;
-        if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
-            free(text);
-            fclose(f);
-            return mrt_fail(MRT_STATUS_IO_ERROR, "cannot read '%s'", path);
-        }
-        fclose(f);
-        text[len] = '\0';
-        const char *p = strstr(text, "\"tensors\"");
-        char name[1024], file[1024];
+    if (access(path, F_OK) == 0) { /* a minirt (or tools/dump_*.py) dump: names from the manifest */
+        manifest_entry *es;
+        int n;
+        MRT_TRY(manifest_read(path, &es, &n));
         mrt_status st = MRT_STATUS_OK;
-        while (p && !st && (p = json_next_string(p, "name", name, sizeof name)) &&
-               (p = json_next_string(p, "file", file, sizeof file))) {
+        for (int i = 0; i < n && !st; i++) {
             mrt_tensor t;
-            snprintf(path, sizeof path, "%s/%s", dir, file);
+            snprintf(path, sizeof path, "%s/%s", dir, es[i].file);
             st = mrt_npy_read_file(path, &t);
-            if (!st) st = set_add(s, name, &t);
+            if (!st) st = set_add(s, es[i].name, &t);
         }
-        free(text);
+        manifest_free(es, n);
         return st;
     }
     DIR *d = opendir(dir);

@@ -11,6 +11,7 @@ static const char usage[] =
     "commands:\n"
     "  run MODEL [--input [NAME=]PATH]... [--output-dir DIR]   run a model on inputs (.npy, .pb, .npz)\n"
     "  info MODEL                                             inputs, outputs, opsets and nodes of a model\n"
+    "  check MODEL...                                         validate as the ONNX checker does; list every problem\n"
     "  ops                                                    the operator table\n"
     "  conformance [--json FILE] [--require LIST] DIR...      run ONNX backend node tests\n"
     "  compare A B [--atol X] [--rtol X] [--json FILE]        compare tensors (.npy/.npz/dump folders)\n"
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
     if (strcmp(cmd, "conformance") == 0) return cmd_conformance(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);

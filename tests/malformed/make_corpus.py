@@ -207,6 +207,126 @@ add("pb_short_raw_data", rm, save("short.pb", tp.SerializeToString()), 1, "")
 add("npz_not_zip", rm, save("notzip.npz", b"PK\x03\x04" + b"\x00" * 30), 1, "")
 add("input_unknown_extension", rm, save("x.txt", b"1 2 3"), 2, "")
 
+# --- what onnx.checker refuses (issue #31). Each model here is refused by onnx.checker.check_model(full_check=True)
+# (asserted below, except the deep ones, which Python's protobuf cannot even parse) and by minirt.
+def refused_by_checker(m):
+    try:
+        onnx.checker.check_model(m, full_check=True)
+    except Exception:
+        return True
+    return False
+
+
+def checker_case(name, m, input_file=x23, checked=True):
+    if checked:
+        assert refused_by_checker(m), name + ": onnx.checker accepts it"
+    add(name, save(name + ".onnx", m), input_file, 1, "")
+
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz"))
+import make_nested  # noqa: E402  (the hand-written wire format for models nested too deep for the onnx package)
+
+# nesting: 10,000 If bodies (used to be SIGSEGV inside protobuf-c), with and without a broken node at the bottom
+add("if_nested_10000", save("if_nested_10000.onnx", make_nested.if_nested(10000)), x23, 1, "")
+broken = make_nested.if_nested(10000).replace(make_nested.text(4, "Identity"), make_nested.text(4, "NoSuchOp"), 1)
+add("if_nested_10000_broken_bottom", save("if_nested_10000_broken_bottom.onnx", broken), x23, 1, "")
+add("type_nested_20000", save("type_nested_20000.onnx", make_nested.type_nested(20000)), x23, 1, "")
+
+# versions
+for name, ir in (("ir_version_0", 0), ("ir_version_15", 15)):
+    m = relu_model()
+    m.ir_version = ir
+    checker_case(name, m)
+for name, v in (("opset_10000", 10000), ("opset_0", 0), ("opset_negative", -3)):
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y")], opset=v)
+    # the checker accepts opset 10000 (it resolves Relu to its newest version); minirt knows only up to its own
+    checker_case(name, m, checked=v < 1)
+m = relu_model()
+m.opset_import.add(domain="ai.onnx.ml", version=99)
+checker_case("opset_ml_99", m, checked=False)
+
+# values defined twice
+w23 = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
+checker_case("initializer_written_by_node", model([helper.make_node("Relu", ["x"], ["w"]),
+                                                   helper.make_node("Add", ["x", "w"], ["y"])], [vi("x")], [vi("y")], [w23]))
+checker_case("input_written_by_node", model([helper.make_node("Relu", ["x"], ["x"])], [vi("x")], [vi("x")]))
+checker_case("initializer_twice", model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x")], [vi("y")], [w23, w23]))
+checker_case("input_twice", model([helper.make_node("Relu", ["x"], ["y"])], [vi("x"), vi("x")], [vi("y")]))
+body = helper.make_graph([helper.make_node("Relu", ["x"], ["x2"]), helper.make_node("Neg", ["x2"], ["x"])], "then",
+                         [], [vi("x")])
+cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+checker_case("subgraph_redefines_outer_value",
+             model([helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)], [cond, vi("x")],
+                   [vi("y")]), "files/c_true.npy")
+np.save(os.path.join(files, "c_true.npy"), np.array(True))
+
+# required attributes and subgraphs, and attributes the schema does not have or types differently
+branch = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "then", [], [vi("z")])
+checker_case("if_without_else_branch", model([helper.make_node("If", ["c"], ["y"], then_branch=branch)],
+                                             [cond, vi("x")], [vi("y")]), "files/c_true.npy")
+trip = numpy_helper.from_array(np.array(2, np.int64), "n")
+checker_case("loop_without_body", model([helper.make_node("Loop", ["n", "", "x"], ["y"])], [vi("x")], [vi("y")], [trip]))
+checker_case("scan_without_body", model([helper.make_node("Scan", ["x"], ["y"], num_scan_inputs=1)], [vi("x")], [vi("y")]))
+checker_case("cast_without_to", model([helper.make_node("Cast", ["x"], ["y"])], [vi("x")], [vi("y")]))
+checker_case("concat_without_axis", model([helper.make_node("Concat", ["x", "x"], ["y"])], [vi("x")], [vi("y")]))
+checker_case("unknown_attribute", model([helper.make_node("Relu", ["x"], ["y"], alpha=0.5)], [vi("x")], [vi("y")]))
+checker_case("unknown_onnx_op", model([helper.make_node("FancyRelu", ["x"], ["y"])], [vi("x")], [vi("y")]))
+checker_case("too_many_outputs", model([helper.make_node("Relu", ["x"], ["y", "z"])], [vi("x")], [vi("y")]))
+checker_case("node_without_inputs_or_outputs", model([helper.make_node("Relu", ["x"], ["y"]),
+                                                      helper.make_node("Relu", [], [])], [vi("x")], [vi("y")]))
+two = helper.make_attribute("axis", 1)
+two.f = 2.0  # an int attribute that also holds a float
+sm = helper.make_node("Softmax", ["x"], ["y"])
+sm.attribute.append(two)
+checker_case("attribute_two_values", model([sm], [vi("x")], [vi("y")]))
+ref = helper.make_node("Softmax", ["x"], ["y"])
+ra = ref.attribute.add()
+ra.name, ra.ref_attr_name, ra.type = "axis", "ax", onnx.AttributeProto.INT
+# the checker lets this pass; minirt refuses it: outside a function nothing supplies the value (the kernel would
+# read the attribute's empty default)
+checker_case("ref_attribute_outside_function", model([ref], [vi("x")], [vi("y")]), checked=False)
+# a model-local function whose body writes one value twice and holds an If without else_branch
+fbody = [helper.make_node("Relu", ["a"], ["b"]), helper.make_node("Neg", ["a"], ["b"]),
+         helper.make_node("If", ["c"], ["d"], then_branch=branch)]
+fn = helper.make_function("acme", "Twice", ["a", "c"], ["b"], fbody, [helper.make_opsetid("", 13)])
+m = helper.make_model(helper.make_graph([helper.make_node("Twice", ["x", "c"], ["y"], domain="acme")], "g",
+                                        [cond, vi("x")], [vi("y")]), functions=[fn],
+                      opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("acme", 1)])
+m.ir_version = 8
+checker_case("function_body_problems", m, "files/c_true.npy")
+# several problems: run names the first and counts the rest; `minirt check` lists them all (expected_check.tsv)
+many = model([helper.make_node("If", ["c"], ["y"], then_branch=branch), helper.make_node("Relu", ["x"], ["y"]),
+              helper.make_node("Cast", ["x"], ["z"])], [cond, vi("x")], [vi("y"), vi("z")])
+many.ir_version = 0
+checker_case("many_problems", many, "files/c_true.npy")
+
+# what the checker refuses but exporters write: minirt runs these (exit 0); `minirt check` lists them
+lenient = []
+m = model([helper.make_node("Neg", ["a"], ["y"]), helper.make_node("Relu", ["x"], ["a"])], [vi("x")], [vi("y")])
+assert refused_by_checker(m)
+lenient.append(("unsorted_nodes", save("unsorted_nodes.onnx", m)))
+m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x")], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+assert refused_by_checker(m)
+lenient.append(("output_without_shape", save("output_without_shape.onnx", m)))
+m = model([helper.make_node("LeakyRelu", ["x"], ["y"], alpha=1)], [vi("x")], [vi("y")])
+assert refused_by_checker(m)
+lenient.append(("int_for_float_attribute", save("int_for_float_attribute.onnx", m)))
+m = relu_model()
+m.graph.name = ""
+assert refused_by_checker(m)
+lenient.append(("graph_without_name", save("graph_without_name.onnx", m)))
+m = relu_model()
+for v in ("1", "2"):
+    m.metadata_props.add(key="author", value=v)
+assert refused_by_checker(m)
+lenient.append(("metadata_key_twice", save("metadata_key_twice.onnx", m)))
+# torch.onnx's custom symbolics: a node of domain 'custom' with no opset import for it
+m = model([helper.make_node("Roll", ["x"], ["y"], domain="custom", shifts=[1], dims=[1])], [vi("x")], [vi("y")])
+assert refused_by_checker(m)
+lenient.append(("custom_domain_not_imported", save("custom_domain_not_imported.onnx", m)))
+for name, model_file in lenient:
+    add(name, model_file, x23, 0, "")
+
 with open(os.path.join(out, "expected.tsv"), "w") as f:
     f.write("# name\tmodel\tinput\texit status\tstart of the message after 'minirt: error: '\n")
     for c in cases:

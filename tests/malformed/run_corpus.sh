@@ -39,7 +39,8 @@ grep -v '^#' "$dir/expected.tsv" | while IFS="$(printf '\t')" read -r name model
              print }')
     problem=""
     [ "$rc" = "$status" ] || problem="exit status $rc, expected $status"
-    case "$msg" in "minirt: error: "*) ;; *) problem="${problem:+$problem; }no 'minirt: error:' line: $msg" ;; esac
+    # exit 0 cases are models minirt runs (what the ONNX checker refuses but exporters write): no error line
+    [ "$status" = 0 ] || case "$msg" in "minirt: error: "*) ;; *) problem="${problem:+$problem; }no 'minirt: error:' line: $msg" ;; esac
     if [ "$update" != "--update" ] && [ -n "$message" ]; then
         case "$got" in "$message"*) ;; *) problem="${problem:+$problem; }message '$got' does not start with '$message'" ;; esac
     fi
@@ -54,6 +55,7 @@ grep -v '^#' "$dir/expected.tsv" | while IFS="$(printf '\t')" read -r name model
                   esac
                   case "$abs" in
                   "$model_dir"/*|"$out"*|"$(pwd)/$dir/$input"|"$dir/$input") ;;
+                  "$(dirname "$out")"|/tmp) ;; # mkdir -p of the output folder's parents
                   *) echo "$p" ;;
                   esac
               done | sort -u | head -3)
