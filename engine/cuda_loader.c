@@ -50,7 +50,7 @@ mrt_status mrt_cuda_open(const mrt_cuda_api **out)
         mrt_cuda_module_entry entry = (mrt_cuda_module_entry)dlsym(h, MRT_CUDA_MODULE_ENTRY);
         const mrt_cuda_api *a = entry ? entry() : NULL;
         if (!a || a->abi_version != MRT_CUDA_MODULE_ABI || a->struct_size < sizeof(mrt_cuda_api)) {
-            dlclose(h);
+            /* left open: unloading cudart (which the module links) during the process crashes it */
             return mrt_fail(MRT_STATUS_DEVICE_ERROR, "CUDA module %s does not match this minirt (ABI %u, expected %u)",
                             MRT_CUDA_MODULE_NAME, a ? a->abi_version : 0u, (unsigned)MRT_CUDA_MODULE_ABI);
         }

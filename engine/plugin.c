@@ -286,6 +286,8 @@ static void api_store_f64(int32_t dt, void *data, int64_t i, double v)
 
 static int api_register_op(mrt_plugin_registrar *reg, const mrt_plugin_op *op);
 
+static void *api_cuda_stream(const mrt_plugin_ctx *c) { return c->op->device == MRT_DEVICE_CUDA ? c->op->stream : NULL; }
+
 static const mrt_plugin_api g_api = {
     .abi_version = MRT_PLUGIN_ABI_VERSION,
     .struct_size = (uint32_t)sizeof(mrt_plugin_api),
@@ -318,6 +320,7 @@ static const mrt_plugin_api g_api = {
     .f32_to_bf16 = api_f32_to_bf16,
     .load_f64 = api_load_f64,
     .store_f64 = api_store_f64,
+    .cuda_stream = api_cuda_stream,
 };
 
 /* ------------------------------------------------------------------ trampolines */

@@ -3,10 +3,12 @@
  * test bodies only (Criterion forks each test). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/cuda_module.h"
+#include "engine/dtype.h"
 #include "harness.h"
 
 /* Shapes the element-wise cases cycle through: empty, scalar, odd sizes, more elements than one grid covers. */

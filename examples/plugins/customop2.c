@@ -49,6 +49,22 @@ static int customop2_run(const mrt_plugin_api *api, mrt_plugin_ctx *ctx, void *u
     return MRT_PLUGIN_OK;
 }
 
+#ifdef CUSTOMOP2_CUDA
+/* The CUDA kernel (customop2_cuda.cu): tensors hold device pointers, the work goes on the node's stream. */
+int customop2_cuda_launch(const void *x, void *y, int64_t n, int is_double, void *stream);
+
+static int customop2_run_cuda(const mrt_plugin_api *api, mrt_plugin_ctx *ctx, void *user_data)
+{
+    (void)user_data;
+    mrt_plugin_tensor x, y;
+    if (!api->input(ctx, 0, &x) || !api->output(ctx, 0, &y))
+        return api->fail(ctx, MRT_PLUGIN_INVALID_MODEL, "input or output missing at run time");
+    int err = customop2_cuda_launch(x.data, y.data, x.numel, x.dtype == MRT_PLUGIN_DTYPE_DOUBLE, api->cuda_stream(ctx));
+    if (err) return api->fail(ctx, MRT_PLUGIN_DEVICE_ERROR, "the CUDA kernel failed to launch (CUDA error %d)", err);
+    return MRT_PLUGIN_OK;
+}
+#endif
+
 MRT_PLUGIN_EXPORT int mrt_plugin_init(const mrt_plugin_api *api, mrt_plugin_registrar *reg, char *errmsg,
                                       size_t errmsg_len)
 {
@@ -61,5 +77,8 @@ MRT_PLUGIN_EXPORT int mrt_plugin_init(const mrt_plugin_api *api, mrt_plugin_regi
     op.min_outputs = op.max_outputs = 1;
     op.infer = customop2_infer;
     op.run_cpu = customop2_run;
+#ifdef CUSTOMOP2_CUDA
+    op.run_cuda = customop2_run_cuda;
+#endif
     return api->register_op(reg, &op);
 }

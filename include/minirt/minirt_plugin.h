@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 /* The ABI this header describes. Bump only when appending fields (never reorder or remove). */
-#define MRT_PLUGIN_ABI_VERSION 1
+#define MRT_PLUGIN_ABI_VERSION 2
 
 #if defined(_WIN32)
 #define MRT_PLUGIN_EXPORT __declspec(dllexport)
@@ -215,6 +215,10 @@ struct mrt_plugin_api {
     void (*store_f64)(int32_t dtype, void *data, int64_t i, double v);
 
     /* ABI 1 ends here. Later versions append below; check api->abi_version before using them. */
+
+    /* ABI 2: in run_cuda, the cudaStream_t the node runs on (launch and copy on it; NULL = the legacy default
+       stream); NULL in run_cpu and infer. Tensors there hold device pointers. */
+    void *(*cuda_stream)(const mrt_plugin_ctx *ctx);
 };
 
 /* ------------------------------------------------------------------ what a plugin exports */

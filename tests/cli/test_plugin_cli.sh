@@ -74,7 +74,7 @@ check "--plugin without a value" 2 "unknown or incomplete option '--plugin'" -- 
     "$minirt" run "$model" --plugin
 
 if [ -d "$build/test_plugins" ]; then
-    check "ABI mismatch" 1 "was built for minirt plugin ABI 3, this minirt provides 1" -- \
+    check "ABI mismatch" 1 "was built for minirt plugin ABI 3, this minirt provides 2" -- \
         "$minirt" run "$model" --plugin "$build/test_plugins/libmrt_test_abi_future.so" --input "$fixture/x.npy"
     check "replacing a built-in needs --plugin-replace" 1 "Relu is built into minirt" "--plugin-replace" -- \
         "$minirt" run "$model" --plugin "$plugin" --plugin "$build/test_plugins/libmrt_test_perturb_relu.so" \
