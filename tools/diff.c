@@ -112,6 +112,7 @@ static const char diff_usage[] =
     "  --threads N                  CPU threads of the run under test\n"
     "  --no-winograd                the run under test computes 3x3 stride-1 Convs by the GEMM, not Winograd\n"
     "                               (with --against cpu: how far Winograd moves each value)\n"
+    "  --equal-nan                  NaN against NaN at the same position is equal (default: any NaN fails)\n"
     "  --top N                      rows of the ranked table (default 10)\n"
     "  --json FILE                  every node's chained and local errors as JSON\n"
     "  --plugin LIB.so              load an op plugin first (repeatable; --plugin-replace to replace built-ins)\n"
@@ -179,6 +180,8 @@ int cmd_diff(int argc, char **argv)
             plugin_replace = true;
         } else if (strcmp(a, "--no-winograd") == 0) {
             no_winograd = true;
+        } else if (strcmp(a, "--equal-nan") == 0) {
+            tol.equal_nan = true;
         } else if (a[0] == '-') {
             cli_error("unknown or incomplete option '%s' for 'diff' (try --help)", a);
             free(input_args);
