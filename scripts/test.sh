@@ -26,6 +26,6 @@ else
     # The Python package, built from source as a user installs it, and its pytest suite (ONNX's own backend
     # test runner against minirt.backend included; python/README.md)
     python3 -m pip install --quiet -r python/tests/requirements.txt
-    python3 -m pip install --quiet ./python
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" python3 -m pip install --quiet ./python
     MRT_ONNX_TESTS_DIR="$onnx_tests" python3 -m pytest -q python/tests
 fi
