@@ -22,7 +22,11 @@ set_target_properties(minirt_shared PROPERTIES
   EXPORT_NAME minirt)
 add_library(minirt::minirt ALIAS minirt_shared)
 
-install(TARGETS minirt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Run paths: the build's (OpenBLAS's folder; the library adds $ORIGIN) are the installed ones. Installing with a
+# different run path makes CMake pad the build's with empty entries (the current folder), which the malformed
+# corpus's strace check sees; so the CLI is installed as the file it is, and the library is built as installed.
+set_target_properties(minirt_shared PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON BUILD_WITH_INSTALL_RPATH ON)
+install(PROGRAMS $<TARGET_FILE:minirt> DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS minirt_shared EXPORT minirtTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
