@@ -24,6 +24,7 @@ SUITES = ["node", "simple", "pytorch-operator", "pytorch-converted"]
 EXPECTED = os.path.join(ROOT, "tests", "conformance", "expected_pass.txt")
 KNOWN = os.path.join(ROOT, "tests", "conformance", "known_failures.txt")
 OP_DOC = os.path.join(ROOT, "docs", "op_support.md")
+BACKEND_LINE = ("ONNX's own backend test runner (`onnx.backend.test.BackendTest`, onnx 1.22.0) against the Python package's `minirt.backend`: **{n} of 1905** (node, simple and pytorch-* suites; the C runner's passes less `test_loop16_seq_none`, which that runner cannot compare), the ratchet list `python/tests/onnx_backend_expected_pass.txt` (`python/tests/test_onnx_backend.py`).\n\n")
 
 
 # Tests whose expected output no correct engine can reproduce: why, in front of the mismatch message.
@@ -102,6 +103,11 @@ def main():
         f.write(f"Node tests passing: **{total_p} of {total_n}**; all suites: {len(passed)} of "
                 f"{len(passed) + len(failing)}. Every test that does not pass is listed with its reason in "
                 "`tests/conformance/known_failures.txt`.\n\n")
+        backend_list = os.path.join(ROOT, "python", "tests", "onnx_backend_expected_pass.txt")
+        if os.path.exists(backend_list):
+            with open(backend_list) as bl:
+                n_backend = sum(1 for line in bl if line.strip() and not line.startswith("#"))
+            f.write(BACKEND_LINE.format(n=n_backend))
         f.write("| domain | op | versions | devices | dtypes of passing node tests | node tests passed |\n")
         f.write("|---|---|---|---|---|---|\n")
         keys = sorted(set(ops) | set(per_op), key=lambda k: (k[0], k[1].lower()))

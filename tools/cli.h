@@ -33,6 +33,8 @@ int bind_arg(bound_inputs *b, const mrt_model *m, const char *arg);
 /* Bind a tensor (ownership passes to b, also on failure); returns an exit status. */
 int bind_tensor(bound_inputs *b, const char *name, mrt_tensor t);
 void bound_free(bound_inputs *b);
+/* A raw .bin/.raw file for graph input `name`: the model's declared static shape and dtype, size checked. */
+mrt_status raw_input_read(const mrt_model *m, const char *name, const char *path, mrt_tensor *t);
 /* The file part of an --input argument. */
 const char *input_arg_path(const char *arg);
 

@@ -89,7 +89,7 @@ void compare_tensors(const mrt_tensor *a, const mrt_tensor *b, const compare_tol
     for (int64_t i = 0; i < n; i++) {
         double x = mrt_load_f64(a->dtype, a->data, i), y = mrt_load_f64(b->dtype, b->data, i);
         if (isnan(x) || isnan(y)) {
-            if (isnan(x) != isnan(y)) {
+            if (!(tol->equal_nan && isnan(x) && isnan(y))) {
                 r->nan_mismatch++;
                 fails++;
             }
@@ -151,8 +151,9 @@ void compare_tensors(const mrt_tensor *a, const mrt_tensor *b, const compare_tol
     }
     if (!r->passed) {
         if (!nonfinite_ok)
-            snprintf(r->reason, sizeof r->reason, "%lld NaN and %lld Inf mismatches", (long long)r->nan_mismatch,
-                     (long long)r->inf_mismatch);
+            snprintf(r->reason, sizeof r->reason, "%lld NaN and %lld Inf mismatches%s", (long long)r->nan_mismatch,
+                     (long long)r->inf_mismatch,
+                     r->nan_mismatch && !tol->equal_nan ? " (NaN fails unless --equal-nan; then NaN == NaN)" : "");
         else
             snprintf(r->reason, sizeof r->reason, "%.4g%% of elements exceed atol %g and rtol %g",
                      100 * r->fail_fraction, tol->atol, tol->rtol);
@@ -303,11 +304,32 @@ mrt_status compare_load_set(const char *path, tensor_set *s)
     return set_add(s, name, &t);
 }
 
+static char sanitized_char(char c)
+{
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-';
+    return ok ? c : '_';
+}
+
+/* cli_sanitize_name(a) == cli_sanitize_name(b), without allocating (it maps byte for byte). */
+static bool same_sanitized(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (sanitized_char(*a) != sanitized_char(*b)) return false;
+    return *a == *b;
+}
+
 int set_find(const tensor_set *s, const char *name)
 {
     for (int i = 0; i < s->n; i++)
         if (strcmp(s->names[i], name) == 0) return i;
-    return -1;
+    int found = -1;
+    for (int i = 0; i < s->n; i++)
+        if (same_sanitized(s->names[i], name)) {
+            if (found >= 0) return -1; /* ambiguous */
+            found = i;
+        }
+    return found;
 }
 
 static const char compare_usage[] =
@@ -317,8 +339,10 @@ static const char compare_usage[] =
     "  --rtol X | --rtol NAME:X    relative tolerance (default 1e-5)\n"
     "  --check-error-stat elemwise|max|mean|median|quantile   (default elemwise)\n"
     "  --error-quantile Q          quantile for --check-error-stat quantile (default 0.99)\n"
+    "  --equal-nan                 NaN against NaN at the same position is equal (default: any NaN fails)\n"
     "  --json FILE                 write every statistic as JSON\n"
-    "An element fails only if |a-b| > atol and |a-b| > rtol*|b|. Exit status 0 when all pass, 1 otherwise.\n";
+    "An element fails only if |a-b| > atol and |a-b| > rtol*|b|. Exit status 0 when all pass, 1 otherwise.\n"
+    "Names match exactly, or by the sanitised file name --output-dir writes (/a/b -> _a_b).\n";
 
 typedef struct tol_override {
     const char *name;
@@ -378,6 +402,8 @@ int cmd_compare(int argc, char **argv)
             }
         } else if (strcmp(a, "--json") == 0 && next) {
             json_path = argv[++i];
+        } else if (strcmp(a, "--equal-nan") == 0) {
+            tol.equal_nan = true;
         } else if (a[0] == '-') {
             cli_error("unknown or incomplete option '%s' for 'compare'", a);
             free(ov);

@@ -13,6 +13,9 @@ typedef struct compare_tolerance {
     double atol, rtol;
     error_stat stat;
     double quantile; /* for ERROR_STAT_QUANTILE */
+    /* NaN in either tensor fails that element (as Polygraphy, numpy.allclose and torch.testing.assert_close do)
+       unless equal_nan, which counts NaN against NaN at the same position as equal (--equal-nan). */
+    bool equal_nan;
 } compare_tolerance;
 
 typedef struct compare_result {
@@ -48,6 +51,9 @@ typedef struct tensor_set {
     mrt_tensor *tensors;
 } tensor_set;
 mrt_status set_add(tensor_set *s, const char *name, mrt_tensor *t);
+/* Index of `name` in s, or -1: the exact name, else the one name whose sanitised form (cli_sanitize_name: what
+   --output-dir and dump files are called) equals name's, so a folder of `_conv1_Conv_output_0.npy` files matches
+   the value `/conv1/Conv_output_0`. Two candidates with the same sanitised form match neither. */
 int set_find(const tensor_set *s, const char *name);
 void set_free(tensor_set *s);
 /* Load a .npy (named by its file stem), an .npz, or a dump folder (names from manifest.json, else file stems). */

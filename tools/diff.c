@@ -114,6 +114,7 @@ static const char diff_usage[] =
     "                               CUDA kernels depart from the CPU's); --no-cpu-fallback, --allow-tf32 as in run\n"
     "  --no-winograd                the run under test computes 3x3 stride-1 Convs by the GEMM, not Winograd\n"
     "                               (with --against cpu: how far Winograd moves each value)\n"
+    "  --equal-nan                  NaN against NaN at the same position is equal (default: any NaN fails)\n"
     "  --top N                      rows of the ranked table (default 10)\n"
     "  --json FILE                  every node's chained and local errors as JSON\n"
     "  --plugin LIB.so              load an op plugin first (repeatable; --plugin-replace to replace built-ins)\n"
@@ -184,6 +185,8 @@ int cmd_diff(int argc, char **argv)
             no_winograd = true;
         } else if (cli_device_option(argc, argv, &i, &dev_opt)) {
             continue;
+        } else if (strcmp(a, "--equal-nan") == 0) {
+            tol.equal_nan = true;
         } else if (a[0] == '-') {
             cli_error("unknown or incomplete option '%s' for 'diff' (try --help)", a);
             free(input_args);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "loader/npy.h"
+#include "engine/status.h"
 #include "loader/tensor_proto.h"
 #include "tools/cli.h"
 
@@ -103,13 +104,19 @@ int bind_arg(bound_inputs *b, const mrt_model *m, const char *arg)
     mrt_tensor t;
     if (has_suffix(path, ".npy")) {
         st = mrt_npy_read_file(path, &t);
+    } else if (has_suffix(path, ".bin") || has_suffix(path, ".raw")) {
+        /* raw bytes carry no shape: the model's declared one, so the name comes first */
+        for (int i = 0; !name && i < mrt_model_n_inputs(m); i++)
+            if (!is_bound(b, mrt_model_input_name(m, i))) name = strdup(mrt_model_input_name(m, i));
+        st = name ? raw_input_read(m, name, path, &t)
+                  : mrt_fail(MRT_STATUS_INVALID_ARG, "input file '%s': every model input is already bound", path);
     } else if (has_suffix(path, ".pb")) {
         char *pb_name = NULL;
         st = mrt_tensor_proto_read_file(path, &t, &pb_name);
         free(pb_name);
     } else {
         free(name);
-        cli_error("input file '%s': unknown format (expected .npy, .pb or .npz)", path);
+        cli_error("input file '%s': unknown format (expected .npy, .pb, .npz, or .bin/.raw raw bytes)", path);
         return MRT_EXIT_USAGE;
     }
     if (st) {

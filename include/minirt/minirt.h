@@ -174,6 +174,27 @@ const char *mrt_model_input_name(const mrt_model *model, int i);
 int mrt_model_n_outputs(const mrt_model *model);
 const char *mrt_model_output_name(const mrt_model *model, int i);
 
+/* The type a graph input (numbered as by mrt_model_input_name) or output declares. For a sequence or optional,
+   dtype/rank/dims describe the element (kind says which). rank -1: not declared; dims[i] -1: not fixed, and
+   dim_params[i] is its symbolic name when the model gives one (borrowed from the model, else NULL). */
+typedef enum mrt_declared_kind {
+    MRT_DECLARED_UNKNOWN = 0,
+    MRT_DECLARED_TENSOR,
+    MRT_DECLARED_SEQUENCE,
+    MRT_DECLARED_OPTIONAL,
+    MRT_DECLARED_OTHER, /* sparse tensor, map */
+} mrt_declared_kind;
+typedef struct mrt_declared_type {
+    mrt_declared_kind kind;
+    mrt_dtype dtype;
+    int rank;
+    int64_t dims[MRT_MAX_RANK];
+    const char *dim_params[MRT_MAX_RANK];
+} mrt_declared_type;
+/* INVALID_ARG when i is out of range. */
+mrt_status mrt_model_input_type(const mrt_model *model, int i, mrt_declared_type *out);
+mrt_status mrt_model_output_type(const mrt_model *model, int i, mrt_declared_type *out);
+
 /* ------------------------------------------------------------------ sessions */
 
 typedef struct mrt_session mrt_session;
