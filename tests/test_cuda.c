@@ -94,7 +94,7 @@ Test(cuda, half_precision_rounds_as_the_cpu)
 /* Binary ops with every broadcast pattern: equal shapes, a scalar, a row, a column, both sides broadcast, empty. */
 static void binary_case(const char *op, int opset, mrt_dtype dt, double lo, double hi)
 {
-    static const int64_t a_shapes[][3] = {{4, 5, 6}, {4, 5, 6}, {4, 5, 6}, {4, 1, 6}, {1, 7, 1}, {0, 3, 1}, {9, 1, 1}};
+    static const int64_t a_shapes[][3] = {{4, 5, 6}, {4, 5, 6}, {4, 5, 6}, {4, 1, 6}, {1, 7, 1}, {0, 3, 1}, {3, 1, 1}};
     static const int a_ranks[] = {3, 3, 3, 3, 3, 3, 1};
     static const int64_t b_shapes[][3] = {{4, 5, 6}, {1}, {6}, {5, 1}, {3, 7, 2}, {3, 4}, {9, 3, 3}};
     static const int b_ranks[] = {3, 0, 1, 2, 3, 2, 3};
@@ -129,7 +129,22 @@ Test(cuda, binary_ops_broadcast_as_the_cpu)
         binary_case(ops[i], opsets[i], MRT_DTYPE_INT64, -50, 50);
         binary_case(ops[i], opsets[i], MRT_DTYPE_UINT8, 0, 15);
     }
-    binary_case("PRelu", 16, MRT_DTYPE_FLOAT, -3, 3);
+    /* PRelu broadcasts its slope to X only */
+    static const int64_t slopes[][3] = {{6}, {5, 1}, {1}, {4, 5, 6}};
+    static const int slope_ranks[] = {1, 2, 1, 3};
+    th_rng r;
+    th_rng_init(&r, th_seed("cuda.PRelu"));
+    for (int k = 0; k < 4; k++) {
+        th_case *c = th_begin("PRelu", "", 16);
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){4, 5, 6}, -3, 3);
+        mrt_tensor sl = th_rand(&r, MRT_DTYPE_FLOAT, slope_ranks[k], slopes[k], -1, 1);
+        th_input(c, &x);
+        th_input(c, &sl);
+        th_cuda_check(c, 1, 1, "PRelu");
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&sl);
+        th_free(c);
+    }
     binary_case("Add", 14, MRT_DTYPE_FLOAT16, -3, 3);
 }
 
