@@ -10,11 +10,13 @@
 #include "engine/registry.h"
 #include "engine/status.h"
 
+/* dlopen, noting the path and, when it fails, dlopen's reason in `tried` */
 static void *try_open(const char *path, char *tried, size_t len)
 {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     size_t used = strlen(tried);
-    snprintf(tried + used, len - used, "%s%s", used ? ", " : "", path);
-    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) snprintf(tried + used, len - used, "%s%s (%s)", used ? "; " : "", path, dlerror());
+    return h;
 }
 
 mrt_status mrt_cuda_open(const mrt_cuda_api **out)
@@ -22,7 +24,7 @@ mrt_status mrt_cuda_open(const mrt_cuda_api **out)
     static const mrt_cuda_api *api; /* loaded once per process; never unloaded (cudart dislikes it) */
     *out = NULL;
     if (!api) {
-        char tried[2048] = "", path[PATH_MAX + 64];
+        char tried[4096] = "", path[PATH_MAX + 64];
         void *h = NULL;
         const char *env = getenv("MRT_CUDA_MODULE");
         if (env && env[0]) h = try_open(env, tried, sizeof tried);
@@ -44,9 +46,9 @@ mrt_status mrt_cuda_open(const mrt_cuda_api **out)
         if (!h) h = try_open(MRT_CUDA_MODULE_NAME, tried, sizeof tried);
         if (!h)
             return mrt_fail(MRT_STATUS_DEVICE_ERROR,
-                            "CUDA module %s could not be loaded (tried %s): minirt was built without CUDA, or the "
-                            "module or the CUDA libraries are missing (%s)",
-                            MRT_CUDA_MODULE_NAME, tried, dlerror());
+                            "CUDA module %s could not be loaded: minirt was built without CUDA, or the module or the "
+                            "CUDA libraries are missing (tried: %s)",
+                            MRT_CUDA_MODULE_NAME, tried);
         mrt_cuda_module_entry entry = (mrt_cuda_module_entry)dlsym(h, MRT_CUDA_MODULE_ENTRY);
         const mrt_cuda_api *a = entry ? entry() : NULL;
         if (!a || a->abi_version != MRT_CUDA_MODULE_ABI || a->struct_size < sizeof(mrt_cuda_api)) {

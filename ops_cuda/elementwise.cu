@@ -81,8 +81,8 @@ template <typename C> __device__ __forceinline__ C unary_float(int op, C x, cons
     case U_MISH: return x * tanh(softplus_of(x));
     case U_SWISH: return x * sigmoid_of(al * x);
     case U_CLIP: {
-        C lo = (C)p.lo, hi = (C)p.hi;
-        return x < lo ? lo : x > hi ? hi : x;
+        C lo = (C)p.lo, hi = (C)p.hi, v = x < lo ? lo : x; // min(max(x, lo), hi): hi wins when lo > hi
+        return v > hi ? hi : v;
     }
     }
     return x;
@@ -96,8 +96,8 @@ template <typename T> __device__ __forceinline__ T unary_int(int op, T x, const 
     case U_SIGN: return (T)((x > 0) - (x < 0));
     case U_RELU: return x < 0 ? (T)0 : x;
     case U_CLIP: {
-        double v = (double)x;
-        return v < p.lo ? (T)p.lo : v > p.hi ? (T)p.hi : x;
+        T v = (double)x < p.lo ? (T)p.lo : x;
+        return (double)v > p.hi ? (T)p.hi : v;
     }
     }
     return x;

@@ -3,6 +3,10 @@
 
 #include "engine/op.h"
 
+#ifdef __cplusplus /* the CUDA kernels (ops_cuda/, C++) share these too */
+extern "C" {
+#endif
+
 typedef struct mrt_attention_geometry_t {
     bool rank3;                  /* Q/K/V given as [batch, seq, heads * size] */
     int64_t batch, q_heads, kv_heads, q_len, kv_len, past_len, total_len, head, k_head, v_head;
@@ -59,3 +63,7 @@ typedef struct mrt_linear_attention_geometry_t {
 
 /* Validates LinearAttention's inputs and attributes and fills g. */
 mrt_status mrt_linear_attention_geometry(const mrt_op_ctx *ctx, mrt_linear_attention_geometry_t *g);
+
+#ifdef __cplusplus
+}
+#endif

@@ -4,6 +4,10 @@
 
 #include "engine/op.h"
 
+#ifdef __cplusplus /* the CUDA kernels (ops_cuda/, C++) share these too */
+extern "C" {
+#endif
+
 /* Gather, GatherElements, GatherND and the scatters check every index into a table of int64 offsets first (at most
    one per index element): its workspace. */
 static inline size_t mrt_index_table_bytes(const mrt_tensor *indices)
@@ -55,3 +59,7 @@ mrt_status mrt_pad_params_get(const mrt_op_ctx *ctx, mrt_pad_params *p, bool *ne
    Implemented in engine/opdef/shape.c. */
 mrt_status mrt_range_count(const mrt_op_ctx *ctx, const mrt_tensor *start, const mrt_tensor *limit,
                            const mrt_tensor *delta, int64_t *count);
+
+#ifdef __cplusplus
+}
+#endif

@@ -5,6 +5,10 @@
 
 #include "engine/op.h"
 
+#ifdef __cplusplus /* the CUDA kernels (ops_cuda/, C++) share these too */
+extern "C" {
+#endif
+
 /* Elements of one expanded parameter. */
 int64_t mrt_layernorm_param_len(const mrt_tensor *p, const mrt_tensor *x, int axis);
 /* Workspace bytes: mean and 1/std per row (2 * outer doubles), then the expanded scale and bias. */
@@ -17,3 +21,7 @@ size_t mrt_layernorm_workspace_bytes(const mrt_tensor *x, const mrt_tensor *scal
    MeanVarianceNormalization and LRN use (statistics per group, row or position block): infer requests them (after
    validating the attributes), run fetches them. */
 int64_t mrt_norm_scratch_doubles(const mrt_op_ctx *ctx, const mrt_tensor *x);
+
+#ifdef __cplusplus
+}
+#endif

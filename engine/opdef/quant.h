@@ -5,6 +5,10 @@
 #include "engine/op.h"
 #include "engine/opdef/conv.h"
 
+#ifdef __cplusplus /* the CUDA kernels (ops_cuda/, C++) share these too */
+extern "C" {
+#endif
+
 typedef struct mrt_quant_layout {
     int64_t outer, len, inner; /* x viewed as [outer, len (the axis), inner] */
     int64_t block;             /* 0 = per tensor or per axis; else the block size along the axis */
@@ -26,3 +30,7 @@ static inline int64_t mrt_quant_param_index(const mrt_quant_layout *q, int64_t o
 
 /* QLinearConv: validates x (0), w (3), the scales, zero points and B (8); the window of x for w's kernel. */
 mrt_status mrt_qlinear_conv_window(const mrt_op_ctx *ctx, mrt_window *win, int64_t *group);
+
+#ifdef __cplusplus
+}
+#endif

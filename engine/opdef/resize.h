@@ -3,6 +3,10 @@
 
 #include "engine/registry.h"
 
+#ifdef __cplusplus /* the CUDA kernels (ops_cuda/, C++) share these too */
+extern "C" {
+#endif
+
 typedef struct mrt_resize_geometry {
     int rank;
     int64_t out[MRT_MAX_RANK];
@@ -28,3 +32,7 @@ int mrt_resize_taps(const mrt_resize_modes *m, int64_t in, int64_t out, double s
 /* The kernel's workspace: per axis, [out * taps] source indices and weights (8 bytes each) and [out] out-of-range
    flags, as byte counts of 3 * rank parts; false (op failed) when a footprint is too wide. */
 bool mrt_resize_table_bytes(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_resize_geometry *g, int64_t *counts);
+
+#ifdef __cplusplus
+}
+#endif

@@ -3,6 +3,10 @@
 
 #include "engine/registry.h"
 
+#ifdef __cplusplus /* the CUDA kernels (ops_cuda/, C++) share these too */
+extern "C" {
+#endif
+
 typedef enum { MRT_TFIDF_TF, MRT_TFIDF_IDF, MRT_TFIDF_TFIDF } mrt_tfidf_mode;
 
 typedef struct mrt_tfidf {
@@ -27,3 +31,7 @@ mrt_status mrt_tfidf_read(mrt_op_ctx *ctx, mrt_tfidf *p);
 size_t mrt_tfidf_workspace_bytes(const mrt_tfidf *p);
 /* Hash-table slots for the trie (a power of two, at least twice the pool). */
 int64_t mrt_tfidf_table_slots(const mrt_tfidf *p);
+
+#ifdef __cplusplus
+}
+#endif
