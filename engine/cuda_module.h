@@ -37,6 +37,9 @@ typedef struct mrt_cuda_api {
     /* device memory (filled with 0xFF bytes under the emulation, so a kernel that reads before writing shows) */
     int (*malloc)(void **ptr, size_t bytes, char *err, size_t err_len);
     int (*free)(void *ptr, char *err, size_t err_len);
+    /* stream-ordered pool memory (cudaMallocAsync/cudaFreeAsync) for values whose shapes are known only at run time */
+    int (*malloc_async)(void **ptr, size_t bytes, void *stream, char *err, size_t err_len);
+    int (*free_async)(void *ptr, void *stream, char *err, size_t err_len);
     /* pinned host memory for staging inputs and outputs */
     int (*host_alloc)(void **ptr, size_t bytes, char *err, size_t err_len);
     int (*host_free)(void *ptr, char *err, size_t err_len);

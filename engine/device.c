@@ -17,6 +17,8 @@
         if ((call) != 0) return mrt_fail(MRT_STATUS_DEVICE_ERROR, "%s: %s", (what), err_);                        \
     } while (0)
 
+static void *stream_of(const mrt_exec *e, int s);
+
 static size_t align_up(size_t n) { return (n + DEV_ALIGN - 1) & ~(size_t)(DEV_ALIGN - 1); }
 
 /* ------------------------------------------------------------------ session */
@@ -51,10 +53,26 @@ void mrt_dev_session_close(mrt_session *s)
     d->api->synchronize(err, sizeof err);
     for (int i = 0; i < d->n_streams; i++)
         if (d->streams[i]) d->api->stream_destroy(d->streams[i], err, sizeof err);
+    if (d->staging) d->api->host_free(d->staging, err, sizeof err);
     if (d->run_start) d->api->event_destroy(d->run_start, err, sizeof err);
     if (d->run_end) d->api->event_destroy(d->run_end, err, sizeof err);
     free(d);
     s->dev = NULL;
+}
+
+/* Pinned staging of at least `bytes`: copies from pageable memory go through a bounce buffer of the driver's anyway,
+   and DMA from pinned memory is what reaches the link's bandwidth. Copies through it are synchronous, so one buffer
+   per session serves them all. NULL when it can't be had (the copy then goes direct). */
+static void *staging(mrt_dev_session *ds, size_t bytes)
+{
+    if (bytes <= ds->staging_bytes) return ds->staging;
+    char err[256];
+    if (ds->staging) ds->api->host_free(ds->staging, err, sizeof err);
+    ds->staging = NULL;
+    ds->staging_bytes = 0;
+    if (ds->api->host_alloc(&ds->staging, bytes, err, sizeof err) != 0) return NULL;
+    ds->staging_bytes = bytes;
+    return ds->staging;
 }
 
 /* ------------------------------------------------------------------ exec */
@@ -87,13 +105,28 @@ static void dev_free(mrt_dev_exec *d, void **p)
     *p = NULL;
 }
 
+/* A run-time allocation goes back to the stream-ordered pool on `stream`: after the work queued there (its last
+   reader's stream), without waiting for it. */
+static void free_own(mrt_dev_exec *d, int v, void *stream)
+{
+    char err[256];
+    if (d->ptr[v]) d->api->free_async(d->ptr[v], stream, err, sizeof err);
+    d->ptr[v] = NULL;
+    d->own[v] = 0;
+}
+
 void mrt_dev_release_value(mrt_exec *e, int v)
 {
     mrt_dev_exec *d = e->dev;
     if (!d) return;
-    if (d->own[v]) dev_free(d, &d->ptr[v]);
-    d->own[v] = 0;
+    if (d->own[v]) free_own(d, v, e->session->dev->streams[0]);
     d->where[v] = 0;
+}
+
+void mrt_dev_value_dies(mrt_exec *e, int v, int s)
+{
+    mrt_dev_exec *d = e->dev;
+    if (d && d->own[v]) free_own(d, v, stream_of(e, s));
 }
 
 void mrt_dev_exec_release_plan(mrt_exec *e)
@@ -552,8 +585,10 @@ mrt_status mrt_dev_to_host(mrt_exec *e, int v)
         e->alloc[v] = MRT_ALLOC_RUN;
     }
     char err[512] = "";
-    if (nb && d->api->copy_to_host(t->data, d->ptr[v], nb, stream_of(e, producer_step(e, v)), err, sizeof err) != 0)
+    void *pin = nb ? staging(e->session->dev, nb) : NULL;
+    if (nb && d->api->copy_to_host(pin ? pin : t->data, d->ptr[v], nb, stream_of(e, producer_step(e, v)), err, sizeof err) != 0)
         return mrt_fail(MRT_STATUS_DEVICE_ERROR, "copying '%s' (%zu bytes) to the host: %s", e->graph->values[v].name, nb, err);
+    if (pin) memcpy(t->data, pin, nb);
     d->where[v] |= MRT_ON_HOST;
     return MRT_STATUS_OK;
 }
@@ -566,14 +601,17 @@ static mrt_status to_device(mrt_exec *e, int v)
     size_t nb = mrt_tensor_nbytes(t);
     char err[512] = "";
     if (!d->ptr[v]) {
-        if (d->api->malloc(&d->ptr[v], nb ? nb : 1, err, sizeof err) != 0)
+        if (d->api->malloc_async(&d->ptr[v], nb ? nb : 1, NULL, err, sizeof err) != 0)
             return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "device memory for '%s' (%zu bytes): %s", e->graph->values[v].name, nb, err);
         d->own[v] = 1;
     }
     /* uploads wait for all device work: a planned block may still be read by a step on another stream, and the
        readers of this value may run on several streams (uploads happen at inputs and CPU fallbacks only) */
+    void *pin = nb ? staging(e->session->dev, nb) : NULL;
+    if (pin) memcpy(pin, t->data, nb);
     if (nb && (d->api->synchronize(err, sizeof err) != 0 ||
-               d->api->copy_to_device(d->ptr[v], t->data, nb, NULL, err, sizeof err) != 0 || d->api->synchronize(err, sizeof err) != 0))
+               d->api->copy_to_device(d->ptr[v], pin ? pin : t->data, nb, NULL, err, sizeof err) != 0 ||
+               d->api->synchronize(err, sizeof err) != 0))
         return mrt_fail(MRT_STATUS_DEVICE_ERROR, "copying '%s' (%zu bytes) to the device: %s", e->graph->values[v].name, nb, err);
     d->where[v] |= MRT_ON_DEVICE;
     return MRT_STATUS_OK;
@@ -650,7 +688,7 @@ mrt_status mrt_dev_step_inputs(mrt_exec *e, int s, mrt_op_ctx *ctx)
             size_t nb = mrt_tensor_nbytes(&e->vals[v].tensor);
             char err[512] = "";
             if (!d->ptr[v] && e->vals[v].tensor.data) { /* a dynamic step's output, shaped by infer just now */
-                if (d->api->malloc(&d->ptr[v], nb ? nb : 1, err, sizeof err) != 0)
+                if (d->api->malloc_async(&d->ptr[v], nb ? nb : 1, stream_of(e, s), err, sizeof err) != 0)
                     return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "node '%s' (%s): device memory for output %d (%zu bytes): %s",
                                     nd->name, nd->op_type, o, nb, err);
                 d->own[v] = 1;
@@ -785,10 +823,10 @@ mrt_status mrt_dev_output_alloc(mrt_op_ctx *ctx, int vi, mrt_value *view)
     size_t nb = mrt_tensor_nbytes(&view->tensor);
     char err[512] = "";
     void *p;
-    if (d->api->malloc(&p, nb ? nb : 1, err, sizeof err) != 0)
+    if (d->api->malloc_async(&p, nb ? nb : 1, ctx->stream, err, sizeof err) != 0)
         return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "node '%s' (%s): device memory for '%s' (%zu bytes): %s", ctx->node->name,
                         ctx->node->op_type, e->graph->values[vi].name, nb, err);
-    if (d->own[vi]) dev_free(d, &d->ptr[vi]);
+    if (d->own[vi]) free_own(d, vi, ctx->stream);
     d->ptr[vi] = p;
     d->own[vi] = 1;
     view->tensor.data = p;

@@ -64,6 +64,8 @@ typedef struct mrt_dev_session {
     void *streams[8];
     void *run_start, *run_end; /* timing events around a run, for gpu_ms */
     float last_gpu_ms;
+    void *staging;             /* pinned host memory every upload and download goes through (grown on demand) */
+    size_t staging_bytes;
     bool sync_each_node;       /* MRT_SYNC_EACH_NODE=1: synchronise after every node so a fault lands on it */
 } mrt_dev_session;
 
@@ -98,6 +100,8 @@ mrt_status mrt_dev_to_host(mrt_exec *e, int v);
 mrt_status mrt_dev_run_end(mrt_exec *e);
 /* A value's storage is being released (a run-time value died, or the plan is dropped). */
 void mrt_dev_release_value(mrt_exec *e, int v);
+/* Value v's last reader, step s, is issued: its run-time device storage returns to the pool on s's stream. */
+void mrt_dev_value_dies(mrt_exec *e, int v, int s);
 /* A CUDA step's zero fill / poison of an output (device memory). */
 mrt_status mrt_dev_fill(mrt_exec *e, int s, void *dst, int byte, size_t bytes);
 /* Device workspace for a step the plan could not size. */

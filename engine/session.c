@@ -1188,7 +1188,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
         }
         for (int k = e->dies_at_start[s]; k < e->dies_at_start[s + 1]; k++) {
             int v = e->dies_at[k];
-            if (e->dev && e->dev->own[v]) mrt_dev_release_value(e, v); /* run-time device storage */
+            if (e->dev) mrt_dev_value_dies(e, v, s); /* run-time device storage goes back to the pool */
             if (e->alloc[v] != MRT_ALLOC_RUN) continue;
             size_t nb = value_bytes(&e->vals[v]);
             e->run_bytes -= nb < e->run_bytes ? nb : e->run_bytes;

@@ -43,6 +43,19 @@ int device_free(void *ptr, char *err, size_t err_len)
     return 0;
 }
 
+int device_malloc_async(void **ptr, size_t bytes, void *stream, char *err, size_t err_len)
+{
+    *ptr = nullptr;
+    MRT_CUDA_TRY(cudaMallocAsync(ptr, bytes ? bytes : 1, (cudaStream_t)stream), "cudaMallocAsync");
+    return 0;
+}
+
+int device_free_async(void *ptr, void *stream, char *err, size_t err_len)
+{
+    MRT_CUDA_TRY(cudaFreeAsync(ptr, (cudaStream_t)stream), "cudaFreeAsync");
+    return 0;
+}
+
 int host_alloc(void **ptr, size_t bytes, char *err, size_t err_len)
 {
     *ptr = nullptr;
@@ -161,7 +174,7 @@ const mrt_cuda_api module_api = {
 #else
     0,
 #endif
-    device_count, device_name, set_device, device_malloc, device_free, host_alloc, host_free, copy_to_device,
+    device_count, device_name, set_device, device_malloc, device_free, device_malloc_async, device_free_async, host_alloc, host_free, copy_to_device,
     copy_to_host, copy_on_device, device_memset, synchronize, stream_create, stream_destroy, stream_synchronize,
     event_create, event_destroy, event_record, stream_wait_event, event_elapsed_ms, last_error, set_allow_tf32,
     mrt_cuda_kernel_tables,
