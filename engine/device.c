@@ -451,7 +451,15 @@ mrt_status mrt_dev_plan(mrt_exec *e)
             if (v >= 0 && t.mv[v].size && t.mv[v].last_use < s) t.mv[v].last_use = s;
         }
     }
-    for (int i = 0; !st && i < g->n_outputs; i++) d->reads_on_host[g->outputs[i]] = 1;
+    /* graph outputs are read at the end (copied to the host then): their device bytes live that long, and no step
+       takes them over in place */
+    for (int i = 0; !st && i < g->n_outputs; i++) {
+        int v = g->outputs[i];
+        d->reads_on_host[v] = 1;
+        if (t.mv[v].size) t.mv[v].last_use = ns > 0 ? ns - 1 : 0;
+        for (int w = 0; w < nm; w++)
+            if (t.mv[w].inplace_of == v) t.mv[w].inplace_of = -1;
+    }
     if (!st) {
         mrt_memplan_result res = {t.offsets, 0, 0};
         if (e->session->opt.no_mem_plan) { /* one allocation per value: each its own block */
