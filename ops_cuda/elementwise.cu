@@ -1,6 +1,6 @@
 // ONNX element-wise ops on CUDA: the unary math and activations, Clip, the binary arithmetic, comparisons and logic
-// with numpy broadcasting, variadic Max/Min/Sum/Mean, and Where. Every numeric dtype the CPU kernels take, any rank;
-// float16/bfloat16 compute in float. Integer division and modulo by zero give 0, as on the CPU (ops_cpu/elementwise_*.c).
+// with numpy broadcasting, variadic Max/Min/Sum/Mean, and Where (any dtype of 1 to 8 bytes). Every numeric dtype the
+// CPU kernels take, any rank; float16/bfloat16 compute in float. Integer division and modulo by zero give 0, as on the CPU (ops_cpu/elementwise_*.c).
 #include <cmath>
 #include <cfloat>
 
@@ -738,6 +738,49 @@ mrt_status run_not(mrt_op_ctx *ctx, bool logical)
 mrt_status cu_not(mrt_op_ctx *ctx) { return run_not(ctx, true); }
 mrt_status cu_bitwise_not(mrt_op_ctx *ctx) { return run_not(ctx, false); }
 
+
+// Where(cond, x, y): three-way broadcast; the element moves as bytes, so every dtype of any width is one kernel.
+template <typename T> __global__ void where_kernel(const uint8_t *c, const T *x, const T *y, T *out, int64_t n, mrt_cu_bcast bc)
+{
+    MRT_CU_FOR(i, n) {
+        int64_t off[3];
+        mrt_cu_bcast_offsets(bc, i, 3, off);
+        out[i] = c[off[0]] ? x[off[1]] : y[off[2]];
+    }
+}
+
+mrt_status cu_where(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *c = mrt_input(ctx, 0), *x = mrt_input(ctx, 1), *y = mrt_input(ctx, 2);
+    mrt_tensor *out = mrt_output(ctx, 0);
+    int64_t n = out ? mrt_tensor_numel(out) : 0;
+    if (n == 0) return MRT_STATUS_OK;
+    const mrt_tensor *in[3] = {c, x, y};
+    mrt_cu_bcast bc;
+    mrt_cu_bcast_init(&bc, out, 3, in);
+    bool done = false;
+    [&]() -> bool {
+        MRT_CU_SWITCH_BYTES(mrt_dtype_bits(out->dtype) / 8, {
+            auto *k = where_kernel<elem_t>;
+            MRT_LAUNCH(k, mrt_cu_blocks(n), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const uint8_t *)c->data,
+                       (const elem_t *)x->data, (const elem_t *)y->data, (elem_t *)out->data, n, bc);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "Where of %s", mrt_dtype_name(out->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "Where kernel");
+    return MRT_STATUS_OK;
+}
+
+bool where_supports(const mrt_op_ctx *ctx, char *why, size_t len)
+{
+    const mrt_value *x = ctx->inputs[1];
+    int bits = x ? mrt_dtype_bits(x->tensor.dtype) : 0;
+    if (x && (x->tensor.dtype == MRT_DTYPE_STRING || bits < 8 || bits > 64 || bits % 8))
+        return snprintf(why, len, "Where of %s is not supported by the CUDA kernel", mrt_dtype_name(x->tensor.dtype)), false;
+    return true;
+}
 } // namespace
 
 #define W MRT_KERNEL_WRITES_ALL
@@ -767,7 +810,7 @@ extern "C" const mrt_kernel mrt_cuda_kernels_elementwise[] = {
     MRT_CU_ROW_S("BitShift", 11, cu_bit_shift, bits_supports, W), MRT_CU_ROW_S("Mod", 10, cu_mod, binary_supports, W),
     MRT_CU_ROW_S("Pow", 7, cu_pow, binary_supports, W),
     MRT_CU_ROW_S("IsNaN", 9, cu_isnan, float_supports, W), MRT_CU_ROW_S("IsInf", 10, cu_isinf, float_supports, W),
-    MRT_CU_ROW_S("Not", 1, cu_not, logic_supports, W), MRT_CU_ROW_S("BitwiseNot", 18, cu_bitwise_not, bits_supports, W),
+    MRT_CU_ROW_S("Where", 9, cu_where, where_supports, W), MRT_CU_ROW_S("Not", 1, cu_not, logic_supports, W), MRT_CU_ROW_S("BitwiseNot", 18, cu_bitwise_not, bits_supports, W),
     {0},
 };
 #undef U

@@ -185,3 +185,25 @@ Test(cuda, a_missing_module_is_a_device_error_with_the_reason)
     cr_assert_eq(st, MRT_STATUS_DEVICE_ERROR);
     cr_assert(strstr(mrt_last_error(), "CUDA") != NULL, "%s", mrt_last_error());
 }
+
+Test(cuda, where_broadcasts_three_ways)
+{
+    th_cuda_require();
+    th_rng r;
+    th_rng_init(&r, th_seed("cuda.Where"));
+    static const mrt_dtype dts[] = {MRT_DTYPE_FLOAT, MRT_DTYPE_INT64, MRT_DTYPE_UINT8, MRT_DTYPE_FLOAT16};
+    for (int k = 0; k < 4; k++) {
+        th_case *c = th_begin("Where", "", 16);
+        mrt_tensor cond = th_rand(&r, MRT_DTYPE_BOOL, 3, (int64_t[]){2, 1, 5}, 0, 1);
+        mrt_tensor x = th_rand(&r, dts[k], 2, (int64_t[]){3, 1}, 0, 9);
+        mrt_tensor y = th_rand(&r, dts[k], 3, (int64_t[]){1, 3, 5}, 0, 9);
+        th_input(c, &cond);
+        th_input(c, &x);
+        th_input(c, &y);
+        th_cuda_check(c, 1, 1, mrt_dtype_name(dts[k]));
+        mrt_tensor_release(&cond);
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&y);
+        th_free(c);
+    }
+}
