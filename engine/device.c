@@ -151,6 +151,12 @@ void mrt_dev_exec_release_plan(mrt_exec *e)
     d->n_copies = 0;
     free(d->ws);
     d->ws = NULL;
+    for (int i = 0; d->timing && i < 2 * e->n_steps; i++)
+        if (d->timing[i]) d->api->event_destroy(d->timing[i], err, sizeof err);
+    free(d->timing);
+    free(d->step_ms);
+    d->timing = NULL;
+    d->step_ms = NULL;
 }
 
 void mrt_dev_exec_free(mrt_exec *e)
@@ -529,6 +535,19 @@ mrt_status mrt_dev_plan(mrt_exec *e)
     }
     free(where);
     if (!st && !e->parent && !e->function && e->session->dev->n_streams > 1) st = plan_streams(e, &t, nm);
+    if (!st && !e->parent && !e->function && e->session->opt.device_node_timing) {
+        d->timing = calloc((size_t)2 * (size_t)(ns ? ns : 1), sizeof *d->timing);
+        d->step_ms = malloc((size_t)(ns ? ns : 1) * sizeof *d->step_ms);
+        if (!d->timing || !d->step_ms) st = mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (node timing)");
+        for (int k = 0; !st && k < ns; k++) {
+            d->step_ms[k] = -1;
+            char err[512] = "";
+            if (!runs(&e->steps[k]) || e->steps[k].device != MRT_DEVICE_CUDA) continue;
+            if (d->api->event_create(&d->timing[2 * k], 1, err, sizeof err) != 0 ||
+                d->api->event_create(&d->timing[2 * k + 1], 1, err, sizeof err) != 0)
+                st = mrt_fail(MRT_STATUS_DEVICE_ERROR, "creating a CUDA event: %s", err);
+        }
+    }
     free(t.mv);
     free(t.offsets);
     free(t.producer);
@@ -717,6 +736,11 @@ mrt_status mrt_dev_step_inputs(mrt_exec *e, int s, mrt_op_ctx *ctx)
         if (!in_full || e->session->opt.poison_outputs)
             MRT_TRY(mrt_dev_fill(e, s, ov->tensor.data, in_full ? 0xFF : 0, mrt_tensor_nbytes(&ov->tensor)));
     }
+    if (d->timing && d->timing[2 * s]) {
+        char err[512] = "";
+        if (d->api->event_record(d->timing[2 * s], ctx->stream, err, sizeof err) != 0)
+            return mrt_fail(MRT_STATUS_DEVICE_ERROR, "node '%s' (%s): recording an event: %s", nd->name, nd->op_type, err);
+    }
     /* cross-stream edges: wait for the producers' events */
     if (d->sched.events) {
         char err[512] = "";
@@ -781,6 +805,8 @@ mrt_status mrt_dev_step_done(mrt_exec *e, int s, mrt_op_ctx *ctx)
         return mrt_fail(MRT_STATUS_DEVICE_ERROR, "node '%s' (%s): %s%s", nd->name, nd->op_type, err,
                         ds->sync_each_node ? "" : " (an asynchronous fault may belong to an earlier node: rerun with "
                                                   "MRT_SYNC_EACH_NODE=1 to pin it down)");
+    if (d->timing && d->timing[2 * s + 1] && d->api->event_record(d->timing[2 * s + 1], ctx->stream, err, sizeof err) != 0)
+        return mrt_fail(MRT_STATUS_DEVICE_ERROR, "node '%s' (%s): recording an event: %s", nd->name, nd->op_type, err);
     if (d->events && d->events[s] && d->api->event_record(d->events[s], ctx->stream, err, sizeof err) != 0)
         return mrt_fail(MRT_STATUS_DEVICE_ERROR, "node '%s' (%s): recording an event: %s", nd->name, nd->op_type, err);
     return MRT_STATUS_OK;
@@ -804,6 +830,12 @@ mrt_status mrt_dev_run_end(mrt_exec *e)
             d->api->synchronize(err, sizeof err) != 0 ||
             d->api->event_elapsed_ms(&ds->last_gpu_ms, ds->run_start, ds->run_end, err, sizeof err) != 0)
             return mrt_fail(MRT_STATUS_DEVICE_ERROR, "finishing the run on the device: %s", err);
+        for (int k = 0; d->timing && k < e->n_steps; k++) {
+            d->step_ms[k] = -1;
+            if (d->timing[2 * k] &&
+                d->api->event_elapsed_ms(&d->step_ms[k], d->timing[2 * k], d->timing[2 * k + 1], err, sizeof err) != 0)
+                return mrt_fail(MRT_STATUS_DEVICE_ERROR, "reading a node's device time: %s", err);
+        }
     }
     if (d->api->last_error(err, sizeof err) != 0) return mrt_fail(MRT_STATUS_DEVICE_ERROR, "after the run: %s", err);
     return MRT_STATUS_OK;

@@ -51,6 +51,8 @@ typedef struct mrt_dev_exec {
     int out_view_cap;
     void *temp[64];           /* this step's replaced inputs on the device (teacher forcing), freed after it */
     int n_temp;
+    void **timing;            /* device_node_timing: per step, a start and an end event (2 * n_steps), or NULL */
+    float *step_ms;           /* per step: the last run's device time, -1 when not timed */
     void **ws;                /* per step: a CUDA step's planned device workspace, or NULL */
     mrt_schedule sched;       /* stream per step (main graph; empty for subgraphs) */
     void **events;            /* per step: recorded after it when a later step on another stream waits on it */

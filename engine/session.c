@@ -1451,3 +1451,12 @@ bool mrt_session_plan_copy(const mrt_session *s, int i, const char **value, cons
     *to_device = c->to_device;
     return true;
 }
+
+float mrt_session_node_gpu_ms(const mrt_session *s, int node)
+{
+    const mrt_exec *e = s->main;
+    if (!e || !e->dev || !e->dev->step_ms) return -1;
+    for (int i = 0; i < e->n_steps; i++)
+        if (e->steps[i].node == node) return e->dev->step_ms[i];
+    return -1;
+}

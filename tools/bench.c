@@ -524,6 +524,47 @@ static int write_json(const bench_args *a, const bench_stats *s, const double *t
     return MRT_EXIT_OK;
 }
 
+static int cmp_float_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* --profile on CUDA: each node's device time (CUDA events around it; the host-side table above also counts the copies
+   that the per-node callback makes), median over the profiled runs, the largest first. */
+static void print_gpu_table(const mrt_graph *g, const float *gpu_ms, int runs, int top)
+{
+    int nn = g->n_nodes, shown = 0;
+    float *med = malloc((size_t)(nn ? nn : 1) * sizeof *med), *col = malloc((size_t)(runs ? runs : 1) * sizeof *col);
+    int *order = malloc((size_t)(nn ? nn : 1) * sizeof *order);
+    if (!med || !col || !order) goto done;
+    double total = 0;
+    for (int k = 0; k < nn; k++) {
+        for (int r = 0; r < runs; r++) col[r] = gpu_ms[(size_t)r * (size_t)nn + (size_t)k];
+        qsort(col, (size_t)runs, sizeof *col, cmp_float_desc);
+        med[k] = col[runs / 2];
+        order[k] = k;
+        if (med[k] > 0) total += med[k];
+    }
+    for (int i = 1; i < nn; i++) /* insertion sort by median, largest first */
+        for (int j = i; j > 0 && med[order[j]] > med[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    printf("\ndevice time per node (CUDA events, median of %d runs; %.3f ms in all):\n", runs, total);
+    for (int i = 0; i < nn && shown < top; i++) {
+        int k = order[i];
+        if (med[k] < 0) break;
+        printf("  %9.3f ms  %5.1f%%  %-20s %s\n", med[k], total > 0 ? 100 * med[k] / total : 0, g->nodes[k].op_type, g->nodes[k].name);
+        shown++;
+    }
+done:
+    free(med);
+    free(col);
+    free(order);
+}
+
 static int profile_runs(const bench_args *a, const mrt_model *m, const mrt_session_options *base,
                         const bound_inputs *b, double bench_median)
 {
@@ -545,7 +586,11 @@ static int profile_runs(const bench_args *a, const mrt_model *m, const mrt_sessi
     opt.on_node = profile_on_node;
     opt.on_node_user = &p;
     opt.fuse_with_callback = true; /* profile the run the benchmark timed: fused nodes count in their producer */
-    mrt_status st = mrt_session_new(m, &opt, &s);
+    bool on_gpu = opt.device && strcmp(opt.device, "cuda") == 0;
+    opt.device_node_timing = on_gpu; /* each CUDA node between two CUDA events */
+    int nn = m->graph->n_nodes;
+    float *gpu_ms = on_gpu ? malloc((cells ? cells : 1) * sizeof *gpu_ms) : NULL;
+    mrt_status st = on_gpu && !gpu_ms ? MRT_STATUS_OUT_OF_MEMORY : mrt_session_new(m, &opt, &s);
     /* one unrecorded run plans and warms the session, as the benchmark did */
     if (!st) st = mrt_session_run(s, b->n, (const char *const *)b->names, b->vals);
     for (int r = 0; !st && r < a->profile_runs; r++) {
@@ -554,6 +599,7 @@ static int profile_runs(const bench_args *a, const mrt_model *m, const mrt_sessi
         p.run_start = p.last = now_ms();
         st = mrt_session_run(s, b->n, (const char *const *)b->names, b->vals);
         run_ms[r] = now_ms() - p.run_start;
+        for (int k = 0; gpu_ms && k < nn; k++) gpu_ms[(size_t)r * (size_t)nn + (size_t)k] = mrt_session_node_gpu_ms(s, k);
     }
     if (st) {
         rc = cli_fail_status(st, NULL);
@@ -562,10 +608,12 @@ static int profile_runs(const bench_args *a, const mrt_model *m, const mrt_sessi
     rc = write_trace(a->profile, &p, b, run_ms, a->model);
     if (!rc) {
         print_node_table(&p, b, run_ms, bench_median, a->top);
+        if (gpu_ms) print_gpu_table(m->graph, gpu_ms, a->profile_runs, a->top);
         printf("\nprofile: %s (Chrome trace format; open in https://ui.perfetto.dev or chrome://tracing)\n", a->profile);
     }
 done:
     mrt_session_free(s);
+    free(gpu_ms);
     free(p.start);
     free(p.dur);
     free(p.outs);

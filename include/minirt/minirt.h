@@ -249,6 +249,9 @@ typedef struct mrt_session_options {
     bool no_cpu_fallback;
     /* device "cuda": let cuBLAS and cuDNN use TF32 tensor cores for float32 (off: float32 products stay exact) */
     bool allow_tf32;
+    /* device "cuda": time every CUDA node of the main graph with a pair of CUDA events (bench --profile); read with
+       mrt_session_node_gpu_ms after the run */
+    bool device_node_timing;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);
@@ -289,6 +292,9 @@ int mrt_session_n_threads(const mrt_session *s);
    "fused" (run inside another node), or NULL when the plan has no step for it (dead code, or nothing planned yet).
    *why (may be NULL) receives why a node of a CUDA session runs on the CPU, or NULL; borrowed until the next plan. */
 const char *mrt_session_node_device(const mrt_session *s, int node, const char **why);
+/* With device_node_timing: the device time of node `node` (main graph) in the last run, from CUDA events; -1 when
+   it did not run on the device (or timing is off). */
+float mrt_session_node_gpu_ms(const mrt_session *s, int node);
 /* The host<->device copies the last plan makes per run, i in [0, stats.planned_copies): the copied value's name, the
    node it is made for (NULL: the graph's outputs at the end), and whether it goes to the device. False past the end. */
 bool mrt_session_plan_copy(const mrt_session *s, int i, const char **value, const char **before_node, bool *to_device);
