@@ -207,3 +207,31 @@ mrt_status mrt_registry_add_kernel(mrt_registry *r, mrt_device_kind dev, const m
     n[r->n_plugin_kernels[dev]++] = *k;
     return MRT_STATUS_OK;
 }
+
+static void insert_version(int *versions, int *n, int max, int v)
+{
+    int pos = *n;
+    for (int k = 0; k < *n; k++)
+        if (versions[k] == v) return;
+    if (*n == max) return;
+    while (pos > 0 && versions[pos - 1] > v) {
+        versions[pos] = versions[pos - 1];
+        pos--;
+    }
+    versions[pos] = v;
+    (*n)++;
+}
+
+int mrt_registry_kernel_versions(const mrt_registry *r, mrt_device_kind dev, const char *domain, const char *op_type,
+                                 int *versions, int max)
+{
+    int n = 0;
+    for (const mrt_kernel_table *t = builtin_tables(dev); t->rows; t++)
+        for (const mrt_kernel *row = t->rows; row->op_type; row++)
+            if (same_op(domain, op_type, row->domain, row->op_type)) insert_version(versions, &n, max, row->since_version);
+    for (size_t i = 0; r && i < r->n_plugin_kernels[dev]; i++) {
+        const mrt_kernel *row = &r->plugin_kernels[dev][i];
+        if (same_op(domain, op_type, row->domain, row->op_type)) insert_version(versions, &n, max, row->since_version);
+    }
+    return n;
+}

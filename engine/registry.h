@@ -112,6 +112,9 @@ const mrt_kernel *mrt_registry_find_kernel(const mrt_registry *r, mrt_device_kin
 bool mrt_registry_opdef_at(const mrt_registry *r, size_t i, const mrt_opdef **out);
 /* All since_versions registered for (domain, op) in ascending order; returns the count (<= max). */
 int mrt_registry_versions(const mrt_registry *r, const char *domain, const char *op_type, int *versions, int max);
+/* The since_versions of a device's kernel rows for (domain, op), ascending; returns the count (<= max). */
+int mrt_registry_kernel_versions(const mrt_registry *r, mrt_device_kind dev, const char *domain, const char *op_type,
+                                 int *versions, int max);
 bool mrt_registry_has_kernel_row(const mrt_registry *r, mrt_device_kind dev, const char *domain,
                                  const char *op_type, int since_version);
 

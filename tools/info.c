@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cuda_module.h"
 #include "engine/function.h"
 #include "engine/dtype.h"
 #include "engine/graph.h"
@@ -327,6 +328,9 @@ int cmd_ops(int argc, char **argv)
         return strcmp(argv[1], "--help") == 0 ? MRT_EXIT_OK : MRT_EXIT_USAGE;
     }
     const mrt_registry *reg = mrt_registry_default();
+    /* the CUDA module's rows, when one loads (MRT_CUDA_MODULE, or beside minirt); the CPU's alone otherwise */
+    const mrt_cuda_api *api;
+    bool has_cuda = mrt_cuda_open(&api) == MRT_STATUS_OK;
     size_t n = 0;
     const mrt_opdef *row;
     while (mrt_registry_opdef_at(reg, n, &row)) n++;
@@ -349,8 +353,14 @@ int cmd_ops(int argc, char **argv)
             cpu &= mrt_registry_find_kernel(reg, MRT_DEVICE_CPU, rows[j]->domain, rows[j]->op_type,
                                             rows[j]->since_version) != NULL;
         }
-        printf("%-24s %-28s %-24s %s\n", rows[i]->domain[0] ? rows[i]->domain : "ai.onnx", rows[i]->op_type, versions,
-               cpu ? "cpu" : "(no cpu kernel row)");
+        /* CUDA rows (when a module loads): each serves its version up to the op's next CUDA row */
+        char cuda[160] = "";
+        int cv[32], ncv = has_cuda ? mrt_registry_kernel_versions(reg, MRT_DEVICE_CUDA, rows[i]->domain, rows[i]->op_type, cv, 32) : 0;
+        size_t cpos = 0;
+        for (int k = 0; k < ncv && cpos < sizeof cuda; k++)
+            cpos += (size_t)snprintf(cuda + cpos, sizeof cuda - cpos, k ? ",%d" : " cuda:%d", cv[k]);
+        printf("%-24s %-28s %-24s %s%s\n", rows[i]->domain[0] ? rows[i]->domain : "ai.onnx", rows[i]->op_type, versions,
+               cpu ? "cpu" : "(no cpu kernel row)", cuda);
         n_ops++;
         i = j;
     }
@@ -375,7 +385,7 @@ int cmd_ops(int argc, char **argv)
                "cpu (ONNX function body)");
         n_ops++;
     }
-    printf("%zu ops\n", n_ops);
+    printf("%zu ops%s\n", n_ops, has_cuda ? "" : " (no CUDA module or device: CUDA rows not listed)");
     free(rows);
     return MRT_EXIT_OK;
 }
