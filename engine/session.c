@@ -473,7 +473,8 @@ static mrt_status check_outputs_produced(mrt_exec *e, const mrt_node *nd, const 
         int v = i == 0 && step && step->fusion ? step->fusion->out_value : nd->outputs[i];
         if (v < 0) continue;
         const mrt_value *val = &e->vals[v];
-        if (val->kind == MRT_VALUE_TENSOR && !val->tensor.data)
+        bool on_device = e->dev && e->dev->ptr[v]; /* a CUDA kernel's run-time output: its bytes are on the device */
+        if (val->kind == MRT_VALUE_TENSOR && !val->tensor.data && !on_device)
             return mrt_fail(MRT_STATUS_NOT_IMPLEMENTED, "node '%s' (%s): the kernel did not produce output %d ('%s')",
                             nd->name, nd->op_type, i, e->graph->values[v].name);
     }
