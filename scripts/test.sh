@@ -13,7 +13,8 @@ onnx_tests=../shared/onnx-tests
 [ -d "$onnx_tests/node" ] || onnx_tests=$(sh scripts/fetch_onnx_tests.sh .cache)
 onnx_tests=$(cd "$onnx_tests" && pwd)
 if [ "${1:-}" = "--sanitize" ]; then
-    # CUDA is left out: the sanitizers don't cover device code, and the CPU suite is what they check
+    # the real CUDA module is left out (the sanitizers do not cover device code); the emulated one is built, so the
+    # CUDA kernels run under ASan and UBSan too
     cmake -S . -B build-asan -DMRT_ONNX_TESTS_DIR="$onnx_tests" -DCMAKE_BUILD_TYPE=Debug -DMRT_SANITIZE=ON -DMRT_CUDA=OFF -DMRT_BUILD_BENCH=OFF
     cmake --build build-asan -j"$(nproc)"
     cd build-asan

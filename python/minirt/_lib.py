@@ -91,12 +91,20 @@ _sigs = {
                                    _c.c_double, _c.c_bool]),
     "mrt_tool_free": (None, [_P]),
     "mrt_tool_main": (_c.c_int, [_c.c_int, _c.POINTER(_c.c_char_p)]),
+    "mrt_cuda_open": (_c.c_int, [_c.POINTER(_P)]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
     _f.restype, _f.argtypes = _res, _args
 
 git_commit = (ctypes.c_char * 64).in_dll(lib, "mrt_git_commit").value.decode()
+
+
+def cuda_available():
+    """True when a CUDA module loads and finds a device (MRT_CUDA_MODULE may name the emulated one, which runs the
+    CUDA kernels on the CPU)."""
+    api = _P()
+    return lib.mrt_cuda_open(_c.byref(api)) == 0
 
 
 def last_error():

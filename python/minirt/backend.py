@@ -8,6 +8,7 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
+from ._lib import cuda_available
 from ._session import InferenceSession
 
 
@@ -37,8 +38,9 @@ class MinirtBackend(Backend):
 
     @classmethod
     def supports_device(cls, device):
-        # graph execution on CUDA is not implemented yet (README): CPU only
-        return Device(device).type == DeviceType.CPU
+        kind = Device(device).type
+        # CUDA when a CUDA module loads and finds a device (docs/cuda.md)
+        return kind == DeviceType.CPU or (kind == DeviceType.CUDA and cuda_available())
 
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):
