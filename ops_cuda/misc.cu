@@ -193,7 +193,8 @@ mrt_status cu_einsum(mrt_op_ctx *ctx)
     if (mrt_tensor_numel(y) == 0) return MRT_STATUS_OK;
     nest n;
     mrt_cu_gemm::geom g;
-    einsum_launch l{&e, &n, einsum_gemm_geom(ctx, &e, &g), &g};
+    bool gemm = (y->dtype == MRT_DTYPE_FLOAT || y->dtype == MRT_DTYPE_DOUBLE) && einsum_gemm_geom(ctx, &e, &g);
+    einsum_launch l{&e, &n, gemm, &g};
     if (!l.gemm && !nest_init(ctx, &e, &n))
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "Einsum: too many inputs or labels for the CUDA kernel");
     switch (y->dtype) {
