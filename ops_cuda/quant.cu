@@ -205,7 +205,8 @@ __device__ __forceinline__ int64_t requantize(double acc, double mult, double zp
 {
     double lo = 0, hi = 0;
     int_range(dt, &lo, &hi);
-    double r = nearbyint(acc * mult + zp);
+    volatile double prod = acc * mult; // kept apart from the add: nvcc would fuse them into an fma, unlike the CPU
+    double r = nearbyint(prod + zp);
     return (int64_t)(r != r ? 0 : r < lo ? lo : r > hi ? hi : r);
 }
 
