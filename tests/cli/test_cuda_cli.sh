@@ -26,7 +26,7 @@ check() { # NAME EXPECTED_STATUS NEEDLE -- COMMAND...
     fi
 }
 # no module (a machine without the CUDA build, or without a driver): exit 1 and the reason, never a crash
-check "no module" 1 "minirt: error: CUDA module" -- env MRT_CUDA_MODULE=/nonexistent/libminirt_cuda.so "$minirt" run "$model" \
+check "no module" 1 "minirt: error: .*CUDA" -- env MRT_CUDA_MODULE=/nonexistent/libminirt_cuda.so "$minirt" run "$model" \
     --input "$input" --device cuda
 check "unknown device" 1 "unknown device 'tpu'" -- "$minirt" run "$model" --input "$input" --device tpu
 export MRT_CUDA_MODULE="$emu"
