@@ -230,8 +230,9 @@ mrt_status cu_resize(mrt_op_ctx *ctx)
     void *part[3 * MRT_MAX_RANK];
     if (!mrt_workspace_parts(ctx, 3 * r, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY;
     // the tables on the host, laid out as the device parts, then one copy per part
+    // each part at an 8-byte boundary: an axis's int64/double parts follow the previous axis's byte flags
     size_t total = 0;
-    for (int i = 0; i < 3 * r; i++) total += (size_t)counts[i];
+    for (int i = 0; i < 3 * r; i++) total += ((size_t)counts[i] + 7) & ~(size_t)7;
     unsigned char *buf = (unsigned char *)malloc(total ? total : 1);
     if (!buf) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (resize tables)");
     resize_geom rg;
@@ -243,15 +244,15 @@ mrt_status cu_resize(mrt_op_ctx *ctx)
     size_t at = 0;
     cudaError_t e = cudaSuccess;
     for (int d = 0; d < r; d++) {
-        host_axis t = {0, (int64_t *)(buf + at), (double *)(buf + at + counts[3 * d]),
-                       buf + at + counts[3 * d] + counts[3 * d + 1]};
+        size_t a0 = ((size_t)counts[3 * d] + 7) & ~(size_t)7, a1 = ((size_t)counts[3 * d + 1] + 7) & ~(size_t)7;
+        host_axis t = {0, (int64_t *)(buf + at), (double *)(buf + at + a0), buf + at + a0 + a1};
         build_axis(ctx, &t, x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], &modes);
         for (int p = 0; p < 3 && e == cudaSuccess; p++) {
             const void *src = p == 0 ? (const void *)t.idx : p == 1 ? (const void *)t.w : (const void *)t.oor;
             if (counts[3 * d + p])
                 e = cudaMemcpyAsync(part[3 * d + p], src, (size_t)counts[3 * d + p], cudaMemcpyHostToDevice, mrt_cu_stream(ctx));
         }
-        at += (size_t)(counts[3 * d] + counts[3 * d + 1] + counts[3 * d + 2]);
+        at += a0 + a1 + (((size_t)counts[3 * d + 2] + 7) & ~(size_t)7);
         rg.n[d] = t.n;
         rg.out[d] = y->shape[d];
         rg.in_stride[d] = strides[d];
