@@ -574,6 +574,7 @@ static int profile_runs(const bench_args *a, const mrt_model *m, const mrt_sessi
     p.dur = malloc((cells ? cells : 1) * sizeof *p.dur);
     p.outs = calloc((size_t)(m->graph->n_nodes ? m->graph->n_nodes : 1), sizeof *p.outs);
     double *run_ms = malloc((size_t)a->profile_runs * sizeof *run_ms);
+    float *gpu_ms = NULL; /* device "cuda": each profiled run's per-node device times */
     int rc = MRT_EXIT_OK;
     mrt_session *s = NULL;
     if (!p.start || !p.dur || !p.outs || !run_ms) {
@@ -589,7 +590,7 @@ static int profile_runs(const bench_args *a, const mrt_model *m, const mrt_sessi
     bool on_gpu = opt.device && strcmp(opt.device, "cuda") == 0;
     opt.device_node_timing = on_gpu; /* each CUDA node between two CUDA events */
     int nn = m->graph->n_nodes;
-    float *gpu_ms = on_gpu ? malloc((cells ? cells : 1) * sizeof *gpu_ms) : NULL;
+    gpu_ms = on_gpu ? malloc((cells ? cells : 1) * sizeof *gpu_ms) : NULL;
     mrt_status st = on_gpu && !gpu_ms ? MRT_STATUS_OUT_OF_MEMORY : mrt_session_new(m, &opt, &s);
     /* one unrecorded run plans and warms the session, as the benchmark did */
     if (!st) st = mrt_session_run(s, b->n, (const char *const *)b->names, b->vals);
