@@ -97,6 +97,12 @@ typedef struct mrt_exec {
     size_t naive_bytes, lower_bound_bytes;
     double plan_ms;
     struct mrt_dev_exec *dev;    /* device "cuda": placement and device storage (engine/device.c), else NULL */
+    /* the model's weights this plan holds (engine/weights.h): per value, whether the plan holds its initializer, how
+       many of the plan's steps still have to be planned that read it, and whether one of them reads its data after
+       planning (then it is kept); a weight whose every reader packed it is let go (drop_packed_weight) */
+    uint8_t *weight_held, *weight_kept;
+    int *weight_readers;
+    size_t weights_dropped_bytes; /* let go by this plan */
 } mrt_exec;
 
 struct mrt_session {

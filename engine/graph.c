@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/function.h"
+#include "engine/weights.h"
 #include "engine/status.h"
 
 static mrt_status oom(const char *what) { return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (%s)", what); }
@@ -105,7 +106,10 @@ void mrt_graph_free(mrt_graph *g)
         free(g->values[i].name);
         mrt_type_info_clear(&g->values[i].type);
         if (g->values[i].initializer) {
-            mrt_tensor_release(g->values[i].initializer);
+            mrt_weight_src *w = g->values[i].weight;
+            if (!w) mrt_tensor_release(g->values[i].initializer);
+            else if (w->storage == MRT_WEIGHT_COPIED) mrt_weight_copy_free(g->values[i].initializer->data, w->nbytes);
+            free(w);
             free(g->values[i].initializer);
         }
     }
@@ -201,6 +205,21 @@ mrt_status mrt_graph_set_initializer(mrt_graph *g, const char *name, mrt_tensor 
     v->initializer = malloc(sizeof *v->initializer);
     if (!v->initializer) return oom("initializer");
     *v->initializer = *t;
+    memset(t, 0, sizeof *t);
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_graph_set_initializer_mapped(mrt_graph *g, const char *name, mrt_tensor *t, mrt_weight_src *w)
+{
+    int idx;
+    MRT_TRY(mrt_graph_value_get(g, name, &idx));
+    mrt_graph_value *v = &g->values[idx];
+    if (v->initializer)
+        return mrt_fail(MRT_STATUS_INVALID_MODEL, "graph '%s': initializer '%s' is defined twice", g->name, name);
+    v->initializer = malloc(sizeof *v->initializer);
+    if (!v->initializer) return oom("initializer");
+    *v->initializer = *t;
+    v->weight = w;
     memset(t, 0, sizeof *t);
     return MRT_STATUS_OK;
 }
@@ -408,6 +427,7 @@ void mrt_model_free(mrt_model *m)
     free(m->functions);
     free(m->producer_name);
     free(m->path);
+    mrt_mappings_free(m->mappings); /* after the graph: its initializers point into them */
     free(m);
 }
 

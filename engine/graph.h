@@ -67,6 +67,24 @@ typedef struct mrt_type_info {
     struct mrt_type_info *elem;   /* SEQUENCE/OPTIONAL: the element's type (owned) */
 } mrt_type_info;
 
+/* Where an initializer's bytes live (docs/memory.md, "Weights"). The loader borrows them from the model file's
+   read-only mapping when they are usable in place, else copies them once into an aligned buffer; plans hold them
+   while they may read them (engine/weights.c) and let go of the ones a kernel packed, so that the model's weights
+   are resident once (packed or not), not twice. */
+typedef enum mrt_weight_storage {
+    MRT_WEIGHT_MAPPED = 1, /* tensor data points into the mapping: dropping = madvise(DONTNEED), data stays valid */
+    MRT_WEIGHT_COPIED = 2, /* an aligned copy of mapped bytes (misaligned, big-endian, bool): dropping frees it and
+                              sets data NULL; the next hold copies the mapped bytes again */
+} mrt_weight_storage;
+
+typedef struct mrt_weight_src {
+    mrt_weight_storage storage;
+    const uint8_t *bytes;  /* the tensor's bytes in the mapping (little-endian, as in the file) */
+    size_t nbytes;
+    int holds;             /* plans that may read the data now (guarded by engine/weights.c's lock) */
+    bool dropped;          /* COPIED: freed until the next hold */
+} mrt_weight_src;
+
 typedef struct mrt_graph_value {
     char *name;
     mrt_type_info type;           /* from graph input/output/value_info; kind UNKNOWN if not declared */
@@ -75,6 +93,8 @@ typedef struct mrt_graph_value {
     bool is_output;               /* graph output */
     bool is_outer;                /* referenced inside a subgraph but defined in an enclosing graph */
     mrt_tensor *initializer;      /* owned, or NULL */
+    mrt_weight_src *weight;       /* the initializer's bytes come from the model's mapping (owned), or NULL: its data
+                                     is owned (mrt_tensor_alloc) and always present */
 } mrt_graph_value;
 
 struct mrt_node {
@@ -134,6 +154,7 @@ struct mrt_model {
     char *path;                   /* file the model came from, or NULL */
     int n_functions;
     mrt_function *functions;
+    struct mrt_mapping *mappings; /* the model file and external-data files, mapped read-only (engine/weights.c) */
 };
 
 /* Opset version the model imports for `domain` ("" and "ai.onnx" are the same), or -1. */
@@ -159,6 +180,9 @@ mrt_status mrt_graph_add_input(mrt_graph *g, const char *name, const mrt_type_in
 mrt_status mrt_graph_add_output(mrt_graph *g, const char *name, const mrt_type_info *type, int *index);
 /* Attach an initializer; the graph takes ownership of *t (its data must come from mrt_tensor_alloc). */
 mrt_status mrt_graph_set_initializer(mrt_graph *g, const char *name, mrt_tensor *t);
+/* The same for a tensor whose bytes come from the model's mapping (`w`, malloc'd, taken too): t->data points into
+   the mapping (MAPPED) or is an aligned_alloc'd copy (COPIED). */
+mrt_status mrt_graph_set_initializer_mapped(mrt_graph *g, const char *name, mrt_tensor *t, mrt_weight_src *w);
 
 /* Append a node; input/output names may be "" or NULL for omitted optionals. Returns a pointer that is
    valid until the next mrt_graph_add_node on this graph. */

@@ -63,6 +63,9 @@ struct mrt_op_ctx {
                                     their tensors' data and a device workspace */
     void *stream;                /* CUDA: the cudaStream_t the kernel must issue its work on */
     bool allow_tf32;             /* CUDA: the session's allow_tf32 (cuBLAS/cuDNN math mode) */
+    unsigned prepared_inputs;    /* in prepare: the kernel sets bit i when its state holds input i's data in the form
+                                    run reads (packed weights) and run never reads that input's data: the engine may
+                                    then let the model's copy go (engine/weights.h); its shape stays readable */
 };
 
 /* In prepare: `bytes` (64-byte aligned) that live as long as the plan, for the state the kernel builds (packed

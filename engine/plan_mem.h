@@ -13,9 +13,13 @@ typedef struct mrt_plan_block mrt_plan_block;
 typedef struct mrt_plan_mem {
     mrt_plan_block *blocks; /* newest first */
     size_t next_size;       /* the size of the next block */
+    size_t used;            /* bytes handed out (rounded to 64): the plan's packed weights, in --stats */
 } mrt_plan_mem;
 
 /* `bytes` rounded up to 64, 64-byte aligned, or NULL when out of memory. */
 void *mrt_plan_mem_alloc(mrt_plan_mem *m, size_t bytes);
+/* Gives back the part of each huge block's last touched huge page past the bytes handed out (called by each
+   allocation for the previous one, and by the engine when a plan is complete). */
+void mrt_plan_mem_trim(mrt_plan_mem *m);
 /* Frees every block; m is empty afterwards (and may be used again). */
 void mrt_plan_mem_free(mrt_plan_mem *m);

@@ -13,6 +13,7 @@
 #include "engine/fp64.h"
 #include "engine/function.h"
 #include "engine/memplan.h"
+#include "engine/weights.h"
 #include "ops_cpu/blas_info.h"
 
 /* Arena offsets are aligned for AVX-512 loads. */
@@ -73,6 +74,10 @@ static void release_plan(mrt_exec *e)
         free(e->steps[i].placement_why);
     }
     mrt_plan_mem_free(&e->plan_mem); /* after the releases: a kernel's state may point into it */
+    for (int i = 0; e->weight_held && i < e->graph->n_values; i++)
+        if (e->weight_held[i]) mrt_weight_release(&e->graph->values[i], false);
+    if (e->weight_held) memset(e->weight_held, 0, (size_t)e->graph->n_values);
+    e->weights_dropped_bytes = 0;
     free(e->steps);
     e->steps = NULL;
     e->n_steps = 0;
@@ -98,7 +103,10 @@ mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mr
     e->state = calloc(n, 1);
     e->alloc = calloc(n, 1);
     e->fused_away = calloc(n, 1);
-    if (!e->vals || !e->state || !e->alloc || !e->fused_away) {
+    e->weight_held = calloc(n, 1);
+    e->weight_kept = calloc(n, 1);
+    e->weight_readers = calloc(n, sizeof *e->weight_readers);
+    if (!e->vals || !e->state || !e->alloc || !e->fused_away || !e->weight_held || !e->weight_kept || !e->weight_readers) {
         mrt_exec_free(e);
         return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (exec values)");
     }
@@ -145,6 +153,9 @@ void mrt_exec_free(mrt_exec *e)
     free(e->state);
     free(e->alloc);
     free(e->fused_away);
+    free(e->weight_held);
+    free(e->weight_kept);
+    free(e->weight_readers);
     free(e->order);
     free(e->sig);
     free(e->children);
@@ -508,6 +519,51 @@ static bool foldable(const mrt_exec *e, const mrt_step *step)
     return true;
 }
 
+/* ------------------------------------------------------------------ weights let go once packed */
+
+/* Before the steps are planned: which held weights may be let go at all (not graph outputs or inputs, not read by a
+   subgraph), and how many live steps read each. */
+static mrt_status weights_plan_begin(mrt_exec *e, const bool *live)
+{
+    const mrt_graph *g = e->graph;
+    for (int v = 0; v < g->n_values; v++) {
+        const mrt_graph_value *gv = &g->values[v];
+        e->weight_readers[v] = 0;
+        e->weight_kept[v] = !e->weight_held[v] || !gv->weight || gv->is_output || gv->is_input;
+    }
+    int *refs = NULL, n = 0, cap = 0;
+    mrt_status st = MRT_STATUS_OK;
+    for (int k = 0; k < g->n_nodes && !st; k++) {
+        if (!live[k]) continue;
+        const mrt_node *nd = &g->nodes[k];
+        for (int i = 0; i < nd->n_inputs; i++)
+            if (nd->inputs[i] >= 0) e->weight_readers[nd->inputs[i]]++;
+        n = 0;
+        st = mrt_node_outer_refs(nd, g, &refs, &n, &cap); /* read by a body at run time: kept */
+        for (int i = 0; !st && i < n; i++) e->weight_kept[refs[i]] = 1;
+    }
+    free(refs);
+    return st;
+}
+
+/* Step `step` is planned; bit i of `packed` says its kernel's prepare packed input i and its run never reads that
+   input's data. A weight whose every reader packed it is let go now, before the next weight is packed, so the plan
+   never holds a model's weights twice. */
+static void weights_step_planned(mrt_exec *e, const mrt_step *step, unsigned packed)
+{
+    const mrt_node *nd = &e->graph->nodes[step->node];
+    for (int i = 0; i < nd->n_inputs; i++) {
+        int v = nd->inputs[i];
+        if (v < 0) continue;
+        if (!(i < 32 && (packed >> i & 1u))) e->weight_kept[v] = 1;
+        if (--e->weight_readers[v] > 0 || e->weight_kept[v] || !e->weight_held[v]) continue;
+        e->weights_dropped_bytes += mrt_weight_release(&e->graph->values[v], true);
+        e->weight_held[v] = 0;
+        if (!e->graph->values[v].initializer->data) /* a dropped copy: nothing may read it any more */
+            e->vals[v].tensor.data = NULL;
+    }
+}
+
 static mrt_status plan_node(mrt_exec *e, mrt_step *step)
 {
     const mrt_node *nd = &e->graph->nodes[step->node];
@@ -515,6 +571,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
     bool any_dynamic = false;
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] >= 0 && e->state[nd->inputs[i]] == MRT_VS_DYNAMIC) any_dynamic = true;
+    unsigned packed = 0; /* inputs whose data the kernel's prepare packed (mrt_op_ctx.prepared_inputs) */
     if (any_dynamic) {
         step->dynamic = true;
         MRT_TRY(mrt_dev_place_step(e, step, NULL));
@@ -548,17 +605,21 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
             step->folded = true;
             for (int i = 0; i < nd->n_outputs; i++)
                 if (nd->outputs[i] >= 0) e->state[nd->outputs[i]] = MRT_VS_CONST;
+            weights_step_planned(e, step, 0); /* a folded output may share its input's bytes: kept */
             return MRT_STATUS_OK;
         }
         /* device "cuda": the CUDA row when it takes the node (a dynamic step's shapes are checked at run time) */
         st = mrt_dev_place_step(e, step, step->dynamic ? NULL : &ctx);
         /* once per plan: what the kernel can do ahead with the constants it sees (pack weights); not when an input
            may be replaced at run time (teacher forcing), where the constants would be stale */
-        if (!st && !step->dynamic && step->kernel->prepare && !e->session->opt.override_input)
+        if (!st && !step->dynamic && step->kernel->prepare && !e->session->opt.override_input) {
             st = attr_verdict(&b, step->kernel->prepare(&ctx, &step->kernel_state));
+            if (step->kernel_state) packed = ctx.prepared_inputs;
+        }
         ctx_release(&b);
         if (st) return node_error(nd, st);
     }
+    weights_step_planned(e, step, packed);
     for (int i = 0; i < nd->n_outputs; i++) {
         int v = nd->outputs[i];
         if (v < 0) continue;
@@ -886,6 +947,7 @@ static mrt_status plan(mrt_exec *e)
     bool *live = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *live);
     e->steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->steps);
     mrt_status st = live && e->steps ? mark_live(e, live) : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    if (!st) st = weights_plan_begin(e, live);
     e->n_steps = 0;
     for (int s = 0; !st && s < g->n_nodes; s++) {
         if (!live[e->order[s]]) continue;
@@ -900,6 +962,7 @@ static mrt_status plan(mrt_exec *e)
     MRT_TRY(plan_storage(e));
     MRT_TRY(plan_release_points(e));
     MRT_TRY(mrt_dev_plan(e));
+    mrt_plan_mem_trim(&e->plan_mem);
     e->nodes_before = g->n_nodes;
     e->nodes_after = 0;
     e->fused_count = 0;
@@ -1050,9 +1113,17 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     for (int i = 0; i < g->n_values; i++) {
         const mrt_graph_value *gv = &g->values[i];
         if (gv->initializer && !gv->is_input && !same) {
+            if (gv->weight) { /* its bytes are there (copied again if a plan let them go) until the plan lets go */
+                MRT_TRY(mrt_weight_hold(gv));
+                e->weight_held[i] = 1;
+            }
             e->vals[i] = mrt_value_from_tensor(*gv->initializer);
             e->state[i] = MRT_VS_CONST;
             if (fp64) MRT_TRY(widen_value(e, i, MRT_ALLOC_PLAN));
+            if (fp64 && e->weight_held[i] && e->alloc[i] == MRT_ALLOC_PLAN) { /* widened once: the plan reads the copy */
+                e->weights_dropped_bytes += mrt_weight_release(gv, true);
+                e->weight_held[i] = 0;
+            }
         }
         if (gv->is_outer) {
             uint8_t ostate;
@@ -1411,6 +1482,12 @@ void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out)
     out->concat_inputs_in_place = e->concat_inputs_in_place;
     out->plan_ms = e->plan_ms;
     out->run_peak_bytes = e->run_peak_bytes;
+    mrt_weight_account wa;
+    mrt_weights_account(s->model, &wa);
+    out->weights_mapped_bytes = wa.mapped_bytes;
+    out->weights_copied_bytes = wa.copied_bytes;
+    out->weights_released_bytes = wa.dropped_bytes;
+    out->weights_packed_bytes = e->plan_mem.used;
     for (int i = 0; e->dev && i < e->n_steps; i++) {
         if (e->steps[i].folded || e->steps[i].fused_into >= 0) continue;
         out->cuda_nodes += e->steps[i].device == MRT_DEVICE_CUDA;

@@ -8,6 +8,7 @@
 #include "engine/function.h"
 #include "engine/graph.h"
 #include "engine/status.h"
+#include "engine/weights.h"
 #include "loader/proto_depth.h"
 #include "loader/tensor_proto.h"
 #include "loader/validate.h"
@@ -19,8 +20,20 @@
    parsed by other means. */
 #define MAX_GRAPH_DEPTH MRT_MAX_GRAPH_DEPTH
 
+/* raw_data of the main graph's initializers, located in the file bytes by strip_raw_data (one per initializer, in
+   the order protobuf-c lists them; `set` false where the proto keeps its own). */
+typedef struct raw_ref {
+    const uint8_t *p;
+    size_t len;
+    bool set;
+} raw_ref;
+
 typedef struct load_ctx {
     const char *base_dir; /* folder for external data, or NULL */
+    mrt_mapping **maps;   /* the model's mappings (external data is mapped onto it), or NULL */
+    bool persistent;      /* the refs point into a mapping the model keeps */
+    const raw_ref *refs;
+    size_t n_refs;
 } load_ctx;
 
 static mrt_status oom(const char *what) { return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (%s)", what); }
@@ -295,9 +308,21 @@ static mrt_status convert_graph_into(load_ctx *c, const Onnx__GraphProto *gp, mr
             return mrt_fail(MRT_STATUS_INVALID_MODEL, "graph '%s': initializer %zu has no name", g->name, i);
         snprintf(what, sizeof what, "initializer '%s'", tp->name);
         mrt_tensor t;
-        MRT_TRY(mrt_tensor_from_proto(tp, c->base_dir, what, &t));
-        mrt_status st = mrt_graph_set_initializer(g, tp->name, &t);
-        mrt_tensor_release(&t); /* no-op when the graph took it */
+        /* the main graph's large raw_data was left out of the parse (strip_raw_data): c->refs has it */
+        const raw_ref *r = depth == 0 && !g->parent && i < c->n_refs && c->refs[i].set ? &c->refs[i] : NULL;
+        mrt_tensor_load ld = {r != NULL, r ? r->p : NULL, r ? r->len : 0, c->persistent, c->maps, NULL};
+        MRT_TRY(mrt_tensor_from_proto_ex(tp, c->base_dir, what, &ld, &t));
+        mrt_status st;
+        if (ld.weight) {
+            st = mrt_graph_set_initializer_mapped(g, tp->name, &t, ld.weight);
+            if (st) { /* not taken */
+                if (ld.weight->storage == MRT_WEIGHT_COPIED) mrt_weight_copy_free(t.data, ld.weight->nbytes);
+                free(ld.weight);
+            }
+        } else {
+            st = mrt_graph_set_initializer(g, tp->name, &t);
+            mrt_tensor_release(&t); /* no-op when the graph took it */
+        }
         MRT_TRY(st);
     }
     for (size_t i = 0; i < gp->n_sparse_initializer; i++) {
@@ -498,14 +523,228 @@ static mrt_status convert_model(load_ctx *c, const Onnx__ModelProto *mp, mrt_mod
     return convert_graph(c, mp->graph, NULL, 0, &m->graph);
 }
 
-mrt_status mrt_model_load_from_memory(const void *bytes, size_t len, const char *base_dir, mrt_model **out)
+/* ------------------------------------------------------------------ raw_data without copies */
+
+/* protobuf-c copies every bytes field out of the buffer it parses: a model's weights would be held twice (the file,
+   the parsed raw_data) before conversion even starts. strip_raw_data writes the model's bytes again without the
+   main graph's large raw_data fields (ModelProto.graph = 7 -> GraphProto.initializer = 5 -> TensorProto.raw_data
+   = 9; the enclosing lengths re-encoded) and records where each one is in the original, so that the converter reads
+   it there (in place from a mapping, or copied once). Anything unexpected (the graph field twice, raw_data twice in
+   one tensor, a wire type other than length-delimited, a truncated field) gives up: the original bytes are parsed as
+   before and protobuf-c judges them. Small raw_data stays in the proto (copying it costs nothing). */
+#define STRIP_MIN_BYTES 64
+
+typedef struct wire {
+    const uint8_t *p, *end;
+} wire;
+
+static bool wire_varint(wire *w, uint64_t *v)
 {
-    if (!out) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load_from_memory: out is NULL");
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64 && w->p < w->end; shift += 7) {
+        uint8_t b = *w->p++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One field at w->p: its tag, and for a length-delimited one its payload [*body, *body + *blen). Moves past it. */
+static bool wire_field(wire *w, uint64_t *tag, const uint8_t **body, size_t *blen)
+{
+    if (!wire_varint(w, tag)) return false;
+    uint64_t v;
+    *body = NULL;
+    *blen = 0;
+    switch (*tag & 7) {
+    case 0: return wire_varint(w, &v);
+    case 1:
+        if (w->end - w->p < 8) return false;
+        w->p += 8;
+        return true;
+    case 5:
+        if (w->end - w->p < 4) return false;
+        w->p += 4;
+        return true;
+    case 2:
+        if (!wire_varint(w, &v) || v > (uint64_t)(w->end - w->p)) return false;
+        *body = w->p;
+        *blen = (size_t)v;
+        w->p += v;
+        return true;
+    default: return false; /* groups: protobuf-c refuses them too */
+    }
+}
+
+static uint8_t *put_varint(uint8_t *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) v >>= 7, n++;
+    return n;
+}
+
+typedef struct strip_state {
+    raw_ref *refs;
+    size_t n_refs, cap_refs;
+    size_t stripped;
+} strip_state;
+
+/* A TensorProto's fields without a large raw_data, written at o (at most blen bytes); NULL when giving up. */
+static uint8_t *strip_tensor(strip_state *s, const uint8_t *b, size_t blen, uint8_t *o)
+{
+    wire w = {b, b + blen};
+    raw_ref ref = {NULL, 0, false};
+    bool seen_raw = false;
+    while (w.p < w.end) {
+        const uint8_t *start = w.p, *body;
+        uint64_t tag;
+        size_t len;
+        if (!wire_field(&w, &tag, &body, &len)) return NULL;
+        if (tag >> 3 == 9) {
+            if (seen_raw || (tag & 7) != 2) return NULL;
+            seen_raw = true;
+            if (len >= STRIP_MIN_BYTES) {
+                ref = (raw_ref){body, len, true};
+                continue;
+            }
+        }
+        memcpy(o, start, (size_t)(w.p - start));
+        o += w.p - start;
+    }
+    if (s->n_refs == s->cap_refs) {
+        size_t cap = s->cap_refs ? 2 * s->cap_refs : 64;
+        raw_ref *r = realloc(s->refs, cap * sizeof *r);
+        if (!r) return NULL;
+        s->refs = r;
+        s->cap_refs = cap;
+    }
+    s->refs[s->n_refs++] = ref;
+    s->stripped += ref.set;
+    return o;
+}
+
+/* A GraphProto's fields with its initializers stripped, at o; NULL when giving up. */
+static uint8_t *strip_graph(strip_state *s, const uint8_t *b, size_t blen, uint8_t *o, uint8_t *scratch)
+{
+    wire w = {b, b + blen};
+    while (w.p < w.end) {
+        const uint8_t *start = w.p, *body;
+        uint64_t tag;
+        size_t len;
+        if (!wire_field(&w, &tag, &body, &len)) return NULL;
+        if (tag >> 3 == 5 && (tag & 7) == 2) {
+            uint8_t *e = strip_tensor(s, body, len, scratch);
+            if (!e) return NULL;
+            o = put_varint(o, tag);
+            o = put_varint(o, (uint64_t)(e - scratch));
+            memcpy(o, scratch, (size_t)(e - scratch));
+            o += e - scratch;
+            continue;
+        }
+        memcpy(o, start, (size_t)(w.p - start));
+        o += w.p - start;
+    }
+    return o;
+}
+
+/* The model's bytes without its large raw_data (malloc'd, *out_len) and where each was; false when there is
+   nothing to strip or the bytes are not as expected (then parse the original). */
+static bool strip_raw_data(const uint8_t *b, size_t len, uint8_t **out, size_t *out_len, raw_ref **refs,
+                           size_t *n_refs)
+{
     *out = NULL;
-    if (!bytes && len) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load_from_memory: bytes is NULL");
+    *refs = NULL;
+    *n_refs = 0;
+    wire w = {b, b + len};
+    const uint8_t *graph = NULL;
+    size_t graph_len = 0;
+    while (w.p < w.end) { /* find the one graph field */
+        const uint8_t *body;
+        uint64_t tag;
+        size_t blen;
+        if (!wire_field(&w, &tag, &body, &blen)) return false;
+        if (tag >> 3 == 7) {
+            if (graph || (tag & 7) != 2) return false;
+            graph = body;
+            graph_len = blen;
+        }
+    }
+    if (!graph) return false;
+    /* the output never grows (fields only go, lengths only shrink); pages not written are never touched */
+    uint8_t *o = malloc(len ? len : 1), *inner = malloc(graph_len ? graph_len : 1), *scratch = malloc(graph_len ? graph_len : 1);
+    strip_state s = {0};
+    bool ok = o && inner && scratch;
+    uint8_t *gend = ok ? strip_graph(&s, graph, graph_len, inner, scratch) : NULL;
+    ok = gend && s.stripped > 0;
+    uint8_t *e = o;
+    w = (wire){b, b + len};
+    while (ok && w.p < w.end) {
+        const uint8_t *start = w.p, *body;
+        uint64_t tag;
+        size_t blen;
+        wire_field(&w, &tag, &body, &blen); /* walked once already */
+        if (tag >> 3 == 7) {
+            size_t n = (size_t)(gend - inner);
+            if (varint_len(tag) + varint_len(n) + n > (size_t)(w.p - start)) ok = false; /* cannot grow */
+            e = put_varint(e, tag);
+            e = put_varint(e, n);
+            memcpy(e, inner, n);
+            e += n;
+            continue;
+        }
+        memcpy(e, start, (size_t)(w.p - start));
+        e += w.p - start;
+    }
+    free(inner);
+    free(scratch);
+    if (!ok) {
+        free(o);
+        free(s.refs);
+        return false;
+    }
+    *out = o;
+    *out_len = (size_t)(e - o);
+    *refs = s.refs;
+    *n_refs = s.n_refs;
+    return true;
+}
+
+/* Parse, validate and convert. `maps`: the model's mapping list (external data goes on it too), or NULL;
+   `persistent`: `bytes` lie in one of those mappings and outlive the model. */
+static mrt_status load_model_bytes(const void *bytes, size_t len, const char *base_dir, mrt_mapping **maps,
+                                   bool persistent, mrt_model **out)
+{
     MRT_TRY(mrt_proto_check_nesting(&onnx__model_proto__descriptor, bytes, len));
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
-    if (!mp) return mrt_fail(MRT_STATUS_INVALID_MODEL, "not a valid ONNX model (protobuf parse failed)");
+    uint8_t *stripped;
+    size_t stripped_len = 0;
+    raw_ref *refs;
+    size_t n_refs;
+    bool strip = strip_raw_data(bytes, len, &stripped, &stripped_len, &refs, &n_refs);
+    Onnx__ModelProto *mp = strip ? onnx__model_proto__unpack(NULL, stripped_len, stripped)
+                                 : onnx__model_proto__unpack(NULL, len, bytes);
+    free(stripped); /* protobuf-c copied what it keeps */
+    if (!mp) {
+        free(refs);
+        return mrt_fail(MRT_STATUS_INVALID_MODEL, "not a valid ONNX model (protobuf parse failed)");
+    }
+    if (strip && (!mp->graph || mp->graph->n_initializer != n_refs)) { /* cannot happen: the walk saw them all */
+        free(refs);
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return mrt_fail(MRT_STATUS_INVALID_MODEL, "internal error: the model's initializers were miscounted");
+    }
     /* onnx.checker's rules first (loader/validate.c): the first refused problem is the error */
     mrt_problems problems = {0};
     mrt_status vst = mrt_validate_model_proto(mp, &problems);
@@ -522,14 +761,19 @@ mrt_status mrt_model_load_from_memory(const void *bytes, size_t len, const char 
     }
     mrt_problems_free(&problems);
     if (vst) {
+        free(refs);
         onnx__model_proto__free_unpacked(mp, NULL);
         return vst;
     }
+    /* the pages read to parse (and their neighbours, mapped with them) leave the resident set: the initializers'
+       pages come back one tensor at a time as they are copied or read */
+    if (persistent) mrt_mapping_drop_pages(bytes, len);
     mrt_model *m = mrt_model_new();
     mrt_status st = m ? MRT_STATUS_OK : oom("model");
-    load_ctx c = {base_dir};
+    load_ctx c = {base_dir, maps, persistent, refs, strip ? n_refs : 0};
     if (!st) st = convert_model(&c, mp, m);
-    onnx__model_proto__free_unpacked(mp, NULL);
+    onnx__model_proto__free_unpacked(mp, NULL); /* as soon as the graph is built */
+    free(refs);
     if (st) {
         mrt_model_free(m);
         return st;
@@ -538,19 +782,39 @@ mrt_status mrt_model_load_from_memory(const void *bytes, size_t len, const char 
     return MRT_STATUS_OK;
 }
 
+mrt_status mrt_model_load_from_memory(const void *bytes, size_t len, const char *base_dir, mrt_model **out)
+{
+    if (!out) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load_from_memory: out is NULL");
+    *out = NULL;
+    if (!bytes && len) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load_from_memory: bytes is NULL");
+    /* the caller's bytes may go after this call: initializers copy theirs; external data is mapped by the model */
+    mrt_mapping *maps = NULL;
+    mrt_status st = load_model_bytes(bytes, len, base_dir, &maps, false, out);
+    if (st) mrt_mappings_free(maps);
+    else (*out)->mappings = maps;
+    return st;
+}
+
 mrt_status mrt_model_load(const char *path, mrt_model **out)
 {
     if (!out) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load: out is NULL");
     *out = NULL;
     if (!path) return mrt_fail(MRT_STATUS_INVALID_ARG, "mrt_model_load: path is NULL");
-    void *bytes;
+    /* mapped read-only: initializers borrow their bytes from it (docs/memory.md, "Weights") */
+    mrt_mapping *maps = NULL;
+    const uint8_t *bytes;
     size_t len;
-    MRT_TRY(mrt_read_whole_file(path, &bytes, &len));
+    mrt_status st = mrt_mapping_open(path, &maps, &bytes, &len);
+    if (st) return st;
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    mrt_status st = dir ? mrt_model_load_from_memory(bytes, len, dir, out) : oom("path");
+    st = dir ? load_model_bytes(bytes, len, dir, &maps, true, out) : oom("path");
     free(dir);
-    free(bytes);
+    if (!st && *out) {
+        (*out)->mappings = maps;
+    } else {
+        mrt_mappings_free(maps);
+    }
     if (st) return mrt_fail_prefix(st, "loading '%s': ", path);
     if (!((*out)->path = strdup(path))) {
         mrt_model_free(*out);

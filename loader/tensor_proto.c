@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "engine/status.h"
+#include "engine/weights.h"
 #include "onnx.pb-c.h"
 
 /* ------------------------------------------------------------------ small helpers */
@@ -178,8 +179,10 @@ static mrt_status external_path(const char *base_dir, const char *location, cons
     return MRT_STATUS_OK;
 }
 
+/* Read the external data into dst, or, with `maps`, map its file (once per model) and point *mapped at it. */
 static mrt_status read_external(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
-                                const mrt_tensor *t, size_t nbytes, void *dst)
+                                const mrt_tensor *t, size_t nbytes, void *dst, mrt_mapping **maps,
+                                const uint8_t **mapped)
 {
     const char *location = NULL, *off_s = NULL, *len_s = NULL;
     for (size_t i = 0; i < tp->n_external_data; i++) {
@@ -230,6 +233,16 @@ static mrt_status read_external(const Onnx__TensorProto *tp, const char *base_di
         st = mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: external data has %llu bytes, shape %s of %s needs %zu", what,
                       (unsigned long long)length, shape_str(t->rank, t->shape, sh, sizeof sh),
                       mrt_dtype_name(t->dtype), nbytes);
+        goto done;
+    }
+    if (maps) { /* the file checked above is the one mapped: same resolved path */
+        const uint8_t *base;
+        size_t mlen;
+        st = mrt_mapping_open(path, maps, &base, &mlen);
+        if (!st && (mlen < offset || mlen - offset < nbytes))
+            st = mrt_fail(MRT_STATUS_IO_ERROR, "%s: external data file '%s' changed while it was read", what, path);
+        if (!st) *mapped = base + offset;
+        if (st) mrt_fail_prefix(st, "%s: ", what);
         goto done;
     }
     if (nbytes && (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, nbytes, f) != nbytes)) {
@@ -325,7 +338,38 @@ static mrt_status fill_from_typed(const Onnx__TensorProto *tp, const char *field
 mrt_status mrt_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
                                  mrt_tensor *out)
 {
+    return mrt_tensor_from_proto_ex(tp, base_dir, what, NULL, out);
+}
+
+/* Point `out` at `nbytes` persistent (mapped) bytes when they are usable in place, else at an aligned copy of them;
+   ld->weight says which. The file pages a copy was made from leave the resident set. */
+static mrt_status borrow_or_copy(mrt_dtype dt, int rank, const int64_t *dims, const uint8_t *bytes, size_t nbytes,
+                                 const char *what, mrt_tensor_load *ld, mrt_tensor *out)
+{
+    bool in_place = mrt_weight_in_place_ok(dt) && (uintptr_t)bytes % mrt_weight_align(dt) == 0;
+    if (!in_place) MRT_TRY(mrt_check_alloc(nbytes, what));
+    mrt_weight_src *w = calloc(1, sizeof *w);
+    if (!w) return oom("initializer");
+    void *data = in_place ? (void *)(uintptr_t)bytes : mrt_weight_copy(dt, bytes, nbytes);
+    if (!data) {
+        free(w);
+        return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "%s: out of memory copying %zu bytes", what, nbytes);
+    }
+    if (!in_place) mrt_mapping_drop_pages(bytes, nbytes);
+    *w = (mrt_weight_src){in_place ? MRT_WEIGHT_MAPPED : MRT_WEIGHT_COPIED, bytes, nbytes, 0, false};
+    out->dtype = dt;
+    out->rank = rank;
+    if (rank) memcpy(out->shape, dims, (size_t)rank * sizeof(int64_t));
+    out->data = data;
+    ld->weight = w;
+    return MRT_STATUS_OK;
+}
+
+mrt_status mrt_tensor_from_proto_ex(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
+                                    mrt_tensor_load *ld, mrt_tensor *out)
+{
     memset(out, 0, sizeof *out);
+    if (ld) ld->weight = NULL;
     if (!tp) return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: missing tensor", what);
     int dti = tp->has_data_type ? tp->data_type : 0;
     if (dti == 0) return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: data type is undefined", what);
@@ -359,7 +403,13 @@ mrt_status mrt_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_d
 #define MRT_SRC(cond, nm, cnt) \
     if (cond) { sources[n_src] = nm; counts[n_src] = cnt; n_src++; }
     MRT_SRC(external, "external data", 0);
-    MRT_SRC(tp->has_raw_data, "raw_data", tp->raw_data.len);
+    /* raw_data the loader located in the file bytes itself (and left out of the parsed proto), or the proto's */
+    bool has_raw = ld && ld->has_raw ? true : tp->has_raw_data;
+    const uint8_t *raw = ld && ld->has_raw ? ld->raw : tp->raw_data.data;
+    size_t raw_len = ld && ld->has_raw ? ld->raw_len : tp->raw_data.len;
+    if (ld && ld->has_raw && tp->has_raw_data)
+        return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: raw_data appears twice", what);
+    MRT_SRC(has_raw, "raw_data", raw_len);
     MRT_SRC(tp->n_float_data, "float_data", tp->n_float_data);
     MRT_SRC(tp->n_int32_data, "int32_data", tp->n_int32_data);
     MRT_SRC(tp->n_string_data, "string_data", tp->n_string_data);
@@ -377,9 +427,9 @@ mrt_status mrt_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_d
     const char *src = n_src ? sources[0] : NULL;
     if (src && dt == MRT_DTYPE_STRING && strcmp(src, "string_data") != 0)
         return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: string tensors must use string_data, not %s", what, src);
-    if (src && strcmp(src, "raw_data") == 0 && tp->raw_data.len != nbytes)
+    if (src && strcmp(src, "raw_data") == 0 && raw_len != nbytes)
         return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: raw_data has %zu bytes, shape %s of %s needs %zu", what,
-                        tp->raw_data.len, shape_str(rank, tp->dims, sh, sizeof sh), mrt_dtype_name(dt), nbytes);
+                        raw_len, shape_str(rank, tp->dims, sh, sizeof sh), mrt_dtype_name(dt), nbytes);
     bool typed = src && strcmp(src, "raw_data") != 0 && strcmp(src, "external data") != 0;
     if (typed && strcmp(src, typed_field_for(dt)) != 0)
         return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: a %s tensor cannot be stored in %s (expected %s)", what,
@@ -390,6 +440,20 @@ mrt_status mrt_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_d
     if (typed && numel > 0 && (uint64_t)numel > (uint64_t)counts[0] * 4)
         return mrt_fail(MRT_STATUS_INVALID_MODEL, "%s: %s has %zu entries, shape %s of %s needs %lld elements", what,
                         src, counts[0], shape_str(rank, tp->dims, sh, sizeof sh), mrt_dtype_name(dt), (long long)numel);
+    if (ld && src && !typed && nbytes) { /* bytes that outlive the model: borrowed, or copied once */
+        const uint8_t *bytes = NULL;
+        out->dtype = dt; /* for read_external's messages */
+        out->rank = rank;
+        if (rank) memcpy(out->shape, tp->dims, (size_t)rank * sizeof(int64_t));
+        if (external) {
+            if (!ld->maps)
+                return mrt_fail(MRT_STATUS_INVALID_ARG, "%s: external data cannot be mapped here", what);
+            MRT_TRY(read_external(tp, base_dir, what, out, nbytes, NULL, ld->maps, &bytes));
+        } else if (ld->persistent && ld->has_raw) {
+            bytes = raw;
+        }
+        if (bytes) return borrow_or_copy(dt, rank, tp->dims, bytes, nbytes, what, ld, out);
+    }
     MRT_TRY(mrt_tensor_alloc(out, dt, rank, tp->dims));
     mrt_status st = MRT_STATUS_OK;
     if (!src) {
@@ -397,8 +461,8 @@ mrt_status mrt_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_d
     } else if (typed) {
         st = fill_from_typed(tp, src, counts[0], what, out, nbytes);
     } else {
-        if (external) st = read_external(tp, base_dir, what, out, nbytes, out->data);
-        else if (nbytes) memcpy(out->data, tp->raw_data.data, nbytes);
+        if (external) st = read_external(tp, base_dir, what, out, nbytes, out->data, NULL, NULL);
+        else if (nbytes) memcpy(out->data, raw, nbytes);
         if (!st && !host_is_le()) swap_in_place(out->data, nbytes, swap_unit(dt));
         if (!st && dt == MRT_DTYPE_BOOL) {
             uint8_t *d = out->data;

@@ -8,7 +8,9 @@
  * int64_data, uint64_data (uint32/uint64), double_data (double, complex128 pairs), string_data. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/graph.h"
 #include "minirt/minirt.h"
@@ -25,6 +27,21 @@ struct Onnx__SparseTensorProto;
    base_dir: the folder external data is read from (NULL refuses external data). */
 mrt_status mrt_tensor_from_proto(const struct Onnx__TensorProto *tp, const char *base_dir, const char *what,
                                  mrt_tensor *out);
+/* How mrt_tensor_from_proto_ex may find and keep a tensor's bytes (the model loader: docs/memory.md, "Weights"). */
+struct mrt_mapping;
+typedef struct mrt_tensor_load {
+    bool has_raw;               /* in: raw_data located in the file bytes (the parsed proto was given none) */
+    const uint8_t *raw;
+    size_t raw_len;
+    bool persistent;            /* in: those bytes outlive the model (its file mapping): borrow them */
+    struct mrt_mapping **maps;  /* in: external-data files are mapped onto this list, or NULL: they are read */
+    mrt_weight_src *weight;     /* out: malloc'd when the data is borrowed or copied from mapped bytes (then
+                                   out->data is not mrt_tensor_alloc'd: see mrt_graph_set_initializer_mapped);
+                                   else NULL */
+} mrt_tensor_load;
+/* mrt_tensor_from_proto with `ld` (may be NULL: as mrt_tensor_from_proto). */
+mrt_status mrt_tensor_from_proto_ex(const struct Onnx__TensorProto *tp, const char *base_dir, const char *what,
+                                    mrt_tensor_load *ld, mrt_tensor *out);
 /* Convert a SparseTensorProto (values + linear [NNZ] or coordinate [NNZ,rank] indices) to a dense tensor. */
 mrt_status mrt_tensor_from_sparse_proto(const struct Onnx__SparseTensorProto *sp, const char *base_dir,
                                         const char *what, mrt_tensor *out);

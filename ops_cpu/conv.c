@@ -683,6 +683,7 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         if (!st) {
             mrt_winograd_pack_weights(w->data, p.m, p.c, tmp, packed);
             *state = packed;
+            ctx->prepared_inputs |= 1u << 1; /* mrt_conv_winograd reads the transform only when it is given */
         }
         free(tmp);
         return st;
@@ -707,6 +708,9 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
     MRT_TRY(mrt_sgemm_alloc_packed(ctx, gf * p.group, &packed));
     for (int64_t g = 0; g < p.group; g++) mrt_sgemm_pack_a((const float *)w->data + g * mg * ck, ck, 1, mg, ck, packed + g * gf);
     *state = packed;
+    /* conv_sgemm, conv_rows and conv_pointwise_rows read W packed only: the model's W may go (the grouped, lanes
+       and live-taps layouts above keep it, unchecked) */
+    ctx->prepared_inputs |= 1u << 1;
     return MRT_STATUS_OK;
 }
 
@@ -760,7 +764,7 @@ static void conv_one_group(const mrt_op_ctx *ctx, const conv_group_job *j, int64
     mrt_sgemm_out out = {.c = j->y + row0 * out_numel, .ldc = out_numel,
                          .bias = j->b ? (const float *)j->b->data + g * mg : NULL, .ep = j->ep,
                          .ep_channel0 = g * mg, .ep_at0 = row0 * out_numel};
-    const float *wg = (const float *)j->w->data + g * mg * ck;
+    const float *wg = j->packed ? NULL : (const float *)j->w->data + g * mg * ck; /* W may be gone once packed */
     mrt_sgemm_run(ctx, mg, out_numel, ck, j->packed ? j->packed + g * mrt_sgemm_packed_a_floats(mg, ck) : NULL, wg, ck, 1,
                   &bs, &out, ws);
 }

@@ -126,7 +126,9 @@ static mrt_status mrt_cpu_gemm_prepare(mrt_op_ctx *ctx, void **state)
     if (!gemm_uses_sgemm(&g, b->dtype) || !b->data) return MRT_STATUS_OK;
     int64_t rs, cs;
     gemm_b_strides(&g, &rs, &cs);
-    return pack_constant_b(ctx, b->data, rs, cs, g.k, g.n, state);
+    MRT_TRY(pack_constant_b(ctx, b->data, rs, cs, g.k, g.n, state));
+    ctx->prepared_inputs |= 1u << 1; /* gemm_sgemm reads the packed B only: the model's B may go */
+    return MRT_STATUS_OK;
 }
 
 static mrt_status gemm_sgemm(mrt_op_ctx *ctx, const gemm_args *g, const float *a, const float *b, const float *c, float *y)
@@ -287,7 +289,9 @@ static mrt_status mrt_cpu_matmul_prepare(mrt_op_ctx *ctx, void **state)
     mrt_matmul_dims d;
     MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
     if (!matmul_uses_sgemm(&d, a->dtype) || !b_is_broadcast(&d) || !b->data) return MRT_STATUS_OK;
-    return pack_constant_b(ctx, b->data, d.n, 1, d.k, d.n, state);
+    MRT_TRY(pack_constant_b(ctx, b->data, d.n, 1, d.k, d.n, state));
+    ctx->prepared_inputs |= 1u << 1; /* matmul_sgemm's broadcast-B path reads the packed B only */
+    return MRT_STATUS_OK;
 }
 
 /* Output batch i of a MatMul whose B varies with the batch: split over ctx's threads, or serial with ctx NULL. */

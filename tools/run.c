@@ -169,6 +169,8 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
                 st.arena_peak_bytes, st.naive_bytes, st.naive_bytes ? 100.0 * (double)st.arena_peak_bytes / (double)st.naive_bytes : 0.0,
                 st.lower_bound_bytes, st.lower_bound_bytes ? (double)st.arena_peak_bytes / (double)st.lower_bound_bytes : 0.0,
                 st.inplace_count, st.concat_inputs_in_place);
+        fprintf(stderr, "weights: %zu bytes mapped from the file, %zu copied, %zu released once packed; %zu bytes packed\n",
+                st.weights_mapped_bytes, st.weights_copied_bytes, st.weights_released_bytes, st.weights_packed_bytes);
         if (st.cuda_nodes || st.device_arena_bytes)
             fprintf(stderr, "cuda: %d nodes on the device, %d on the CPU; device arena %zu bytes, constants %zu bytes, "
                     "%d host<->device copies per run, %d streams, last run %.3f ms on the device\n", st.cuda_nodes,
@@ -189,11 +191,13 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
                 "\"streams_used\": %d, \"gpu_ms\": %.6f, "
                 "\"naive_bytes\": %zu, \"lower_bound_bytes\": %zu, \"inplace_count\": %d, \"concat_inputs_in_place\": %d, "
                 "\"plan_ms\": %.6f, "
-                "\"dynamic_nodes\": %d, \"function_nodes\": %d, \"fused_nodes\": %d, \"run_peak_bytes\": %zu}\n",
+                "\"dynamic_nodes\": %d, \"function_nodes\": %d, \"fused_nodes\": %d, \"run_peak_bytes\": %zu, "
+                "\"weights_bytes\": {\"mapped\": %zu, \"copied\": %zu, \"released\": %zu, \"packed\": %zu}}\n",
                 st.nodes_before, st.nodes_after, st.arena_peak_bytes, st.device_arena_bytes, st.device_const_bytes,
                 st.cuda_nodes, st.cpu_nodes, st.planned_copies, st.streams_used, (double)st.gpu_ms, st.naive_bytes, st.lower_bound_bytes,
                 st.inplace_count, st.concat_inputs_in_place, st.plan_ms, st.dynamic_nodes, st.function_nodes,
-                st.fused_nodes, st.run_peak_bytes);
+                st.fused_nodes, st.run_peak_bytes, st.weights_mapped_bytes, st.weights_copied_bytes,
+                st.weights_released_bytes, st.weights_packed_bytes);
         if (fclose(f) != 0) {
             cli_error("error writing '%s'", json_path);
             return MRT_EXIT_ERROR;

@@ -284,6 +284,13 @@ typedef struct mrt_session_stats {
     int planned_copies;            /* host<->device copies the plan makes per run (minirt info lists them) */
     int streams_used;
     float gpu_ms;                  /* the last run on the device, from CUDA events (0 on the CPU) */
+    /* the model's weights (initializers, every graph of the model; docs/memory.md, "Weights"): */
+    size_t weights_mapped_bytes;   /* read in place from the model file's (or external data's) read-only mapping */
+    size_t weights_copied_bytes;   /* held as copies: raw_data not aligned for its type, typed fields, models loaded
+                                      from a caller's buffer */
+    size_t weights_released_bytes; /* let go after every kernel reading them packed them (they come back if a new
+                                      input shape replans) */
+    size_t weights_packed_bytes;   /* what the kernels built from them at plan time (packed weights), main graph */
 } mrt_session_stats;
 void mrt_session_get_stats(const mrt_session *s, mrt_session_stats *out);
 int mrt_session_n_threads(const mrt_session *s);
