@@ -11,119 +11,8 @@
 #include "engine/opdef/resize.h"
 #include "ops_cpu/simd.h"
 
-typedef struct axis_table {
-    int n;              /* neighbours per output coordinate (1, 2 or 4; more with antialias) */
-    int64_t *idx;       /* [out * n] */
-    double *w;          /* [out * n] */
-    unsigned char *out_of_range; /* [out]: tf_crop_and_resize sample outside the input */
-} axis_table;
-
-static double cubic_weight(double t, double a)
-{
-    t = fabs(t);
-    if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
-    if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
-    return 0;
-}
-
-/* The spec's "length_resized" is scale * input length, not rounded (the integer size only for tf_crop_and_resize
-   and half_pixel_symmetric's adjustment). */
-static double source_coord(const char *mode, double o, double scale, int64_t in, int64_t out, double start, double end,
-                           bool *outside)
-{
-    double len_resized = scale * (double)in;
-    *outside = false;
-    if (strcmp(mode, "half_pixel") == 0) return (o + 0.5) / scale - 0.5;
-    if (strcmp(mode, "pytorch_half_pixel") == 0) return len_resized > 1 ? (o + 0.5) / scale - 0.5 : 0;
-    if (strcmp(mode, "align_corners") == 0) return len_resized == 1 ? 0 : o * (double)(in - 1) / (len_resized - 1);
-    if (strcmp(mode, "asymmetric") == 0) return o / scale;
-    if (strcmp(mode, "half_pixel_symmetric") == 0) {
-        double adjustment = (double)out / len_resized, center = (double)in / 2;
-        return center * (1 - adjustment) + (o + 0.5) / scale - 0.5;
-    }
-    /* tf_crop_and_resize */
-    double x = out > 1 ? start * (double)(in - 1) + o * (end - start) * (double)(in - 1) / (double)(out - 1)
-                       : 0.5 * (start + end) * (double)(in - 1);
-    *outside = x < 0 || x > (double)(in - 1);
-    return x;
-}
-
-static int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
-
-/* Fill one axis's table in the workspace parts infer sized (mrt_resize_table_bytes). */
-static void build_axis(const mrt_op_ctx *ctx, axis_table *t, int64_t in, int64_t out, double scale, double start,
-                       double end, const mrt_resize_modes *m)
-{
-    bool cubic = strcmp(m->mode, "cubic") == 0;
-    bool identity = in == out && scale == 1.0 && strcmp(m->coord, "tf_crop_and_resize") != 0;
-    t->n = mrt_resize_taps(m, in, out, scale);
-    bool antialias = !identity && m->antialias && strcmp(m->mode, "nearest") != 0 && scale < 1.0;
-    int64_t i_start = antialias ? 1 - t->n / 2 : 0; /* antialias: taps i_start .. 1 - i_start */
-    const char *coord = m->coord, *nearest_mode = m->nearest_mode;
-    memset(t->out_of_range, 0, (size_t)out);
-    double a = mrt_attr_float(ctx, "cubic_coeff_a", -0.75f);
-    bool exclude = mrt_attr_int(ctx, "exclude_outside", 0) != 0;
-    for (int64_t o = 0; o < out; o++) {
-        int64_t *ix = &t->idx[o * t->n];
-        double *w = &t->w[o * t->n];
-        if (identity) {
-            ix[0] = o;
-            w[0] = 1;
-            continue;
-        }
-        bool outside;
-        double x = source_coord(coord, (double)o, scale, in, out, start, end, &outside);
-        t->out_of_range[o] = outside;
-        if (t->n == 1) {
-            double f = floor(x), frac = x - f;
-            int64_t i;
-            if (strcmp(nearest_mode, "floor") == 0) i = mrt_f64_to_i64_sat(f);
-            else if (strcmp(nearest_mode, "ceil") == 0) i = mrt_f64_to_i64_sat(ceil(x));
-            else if (strcmp(nearest_mode, "round_prefer_ceil") == 0) i = frac == 0.5 ? mrt_f64_to_i64_sat(f + 1) : mrt_f64_to_i64_sat(floor(x + 0.5));
-            else i = frac == 0.5 ? mrt_f64_to_i64_sat(f) : mrt_f64_to_i64_sat(floor(x + 0.5)); /* round_prefer_floor */
-            ix[0] = clamp_index(i, in);
-            w[0] = 1;
-        } else if (antialias) {
-            double f = floor(x), r = x - f, sum = 0;
-            if (r == 0) f -= 1, r = 1; /* an exact sample prefers the pixel on its left (the reference's rule) */
-            for (int k = 0; k < t->n; k++) {
-                double arg = ((double)(i_start + k) - r) * scale;
-                w[k] = cubic ? cubic_weight(arg, a) : fmax(0.0, 1.0 - fabs(arg));
-                sum += w[k];
-            }
-            double sum2 = 0;
-            for (int k = 0; k < t->n; k++) {
-                int64_t i = mrt_f64_to_i64_sat(f + (double)(i_start + k));
-                if (sum != 0) w[k] /= sum;
-                if (exclude && (i < 0 || i >= in)) w[k] = 0;
-                sum2 += w[k];
-                ix[k] = clamp_index(i, in);
-            }
-            if (exclude && sum2 != 0)
-                for (int k = 0; k < t->n; k++) w[k] /= sum2;
-        } else if (t->n == 2) {
-            double f = floor(x), frac = x - f;
-            ix[0] = clamp_index(mrt_f64_to_i64_sat(f), in);
-            ix[1] = clamp_index(mrt_f64_to_i64_sat(f + 1), in);
-            w[0] = 1 - frac;
-            w[1] = frac;
-        } else {
-            double f = floor(x), frac = x - f, sum = 0;
-            for (int k = 0; k < 4; k++) {
-                int64_t i = mrt_f64_to_i64_sat(f - 1 + k);
-                w[k] = cubic_weight(frac - (k - 1), a);
-                if (exclude && (i < 0 || i >= in)) w[k] = 0;
-                ix[k] = clamp_index(i, in);
-                sum += w[k];
-            }
-            if (exclude && sum != 0)
-                for (int k = 0; k < 4; k++) w[k] /= sum;
-        }
-    }
-}
-
 /* An axis whose table maps every output coordinate to the same input one, weight 1, never outside. */
-static bool identity_axis(const axis_table *t, int64_t in, int64_t out)
+static bool identity_axis(const mrt_resize_axis *t, int64_t in, int64_t out)
 {
     if (t->n != 1 || in != out) return false;
     for (int64_t o = 0; o < out; o++)
@@ -137,7 +26,7 @@ static bool identity_axis(const axis_table *t, int64_t in, int64_t out)
 typedef struct resize2_job {
     const float *x;
     float *y;
-    const axis_table *th, *tw;
+    const mrt_resize_axis *th, *tw;
     int64_t ih, iw, oh, ow;
     double extrapolation;
     bool vector_rows; /* linear on both axes and no column outside: linear_row_avx512 takes the rows */
@@ -161,7 +50,7 @@ typedef struct lin_cols {
     bool window;
 } lin_cols;
 
-static int64_t lin_cols_build(const axis_table *tw, int64_t ow_n, lin_cols *g)
+static int64_t lin_cols_build(const mrt_resize_axis *tw, int64_t ow_n, lin_cols *g)
 {
     int64_t groups = (ow_n + 7) / 8;
     for (int64_t q = 0; q < groups; q++) {
@@ -213,7 +102,7 @@ __attribute__((target("avx512f"))) static void linear_row_avx512(const float *r0
 static void resize2_planes(void *arg, int64_t p0, int64_t p1)
 {
     const resize2_job *j = arg;
-    const axis_table *th = j->th, *tw = j->tw;
+    const mrt_resize_axis *th = j->th, *tw = j->tw;
 #ifdef MRT_HAVE_AVX512_INTRINSICS
     lin_cols cols[j->vector_rows ? LIN_COLS_MAX_GROUPS : 1];
     int64_t groups = j->vector_rows ? lin_cols_build(tw, j->ow, cols) : 0;
@@ -266,10 +155,10 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
     void *part[3 * MRT_MAX_RANK];
     if (!mrt_resize_table_bytes(ctx, x, &g, counts)) return MRT_STATUS_INVALID_ARG; /* failed, with the reason */
     if (!mrt_workspace_parts(ctx, 3 * r, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY; /* requested by infer */
-    axis_table tab[MRT_MAX_RANK];
+    mrt_resize_axis tab[MRT_MAX_RANK];
     for (int d = 0; d < r; d++) {
-        tab[d] = (axis_table){0, part[3 * d], part[3 * d + 1], part[3 * d + 2]};
-        build_axis(ctx, &tab[d], x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], &modes);
+        tab[d] = (mrt_resize_axis){0, part[3 * d], part[3 * d + 1], part[3 * d + 2]};
+        mrt_resize_build_axis(ctx, &tab[d], x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], &modes);
     }
     bool last2 = x->dtype == MRT_DTYPE_FLOAT && r >= 2 && mrt_tensor_numel(x) > 0;
     for (int d = 0; last2 && d < r - 2; d++) last2 = identity_axis(&tab[d], x->shape[d], y->shape[d]);

@@ -1,7 +1,7 @@
 // Resize (10, 11, 13, 18, 19) and Upsample (7, 9) on CUDA, as ops_cpu/resize.c: every mode, coordinate transform,
 // nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value, axes, keep_aspect_ratio_policy and antialias, any
-// rank. The per-axis (source index, weight) tables are built on the host exactly as the CPU builds them (from a host
-// copy of roi/scales/sizes) and copied into the workspace the opdef requests; one thread per output element then sums
+// rank. The per-axis (source index, weight) tables are built on the host by the CPU's own code (mrt_resize_build_axis,
+// engine/opdef/resize.c, from a host copy of roi/scales/sizes) and copied into the workspace the opdef requests; one thread per output element then sums
 // the product of its axes' taps in the CPU's order, in double. Every numeric dtype; bool, strings and 8-bit floats
 // stay on the CPU (supports says why).
 #include <cmath>
@@ -12,117 +12,6 @@
 #include "engine/opdef/resize.h"
 
 namespace {
-
-// ------------------------------------------------------------------ host: the CPU's per-axis tables
-
-double cubic_weight(double t, double a)
-{
-    t = fabs(t);
-    if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
-    if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
-    return 0;
-}
-
-double source_coord(const char *mode, double o, double scale, int64_t in, int64_t out, double start, double end,
-                    bool *outside)
-{
-    double len_resized = scale * (double)in;
-    *outside = false;
-    if (strcmp(mode, "half_pixel") == 0) return (o + 0.5) / scale - 0.5;
-    if (strcmp(mode, "pytorch_half_pixel") == 0) return len_resized > 1 ? (o + 0.5) / scale - 0.5 : 0;
-    if (strcmp(mode, "align_corners") == 0) return len_resized == 1 ? 0 : o * (double)(in - 1) / (len_resized - 1);
-    if (strcmp(mode, "asymmetric") == 0) return o / scale;
-    if (strcmp(mode, "half_pixel_symmetric") == 0) {
-        double adjustment = (double)out / len_resized, center = (double)in / 2;
-        return center * (1 - adjustment) + (o + 0.5) / scale - 0.5;
-    }
-    double x = out > 1 ? start * (double)(in - 1) + o * (end - start) * (double)(in - 1) / (double)(out - 1)
-                       : 0.5 * (start + end) * (double)(in - 1);
-    *outside = x < 0 || x > (double)(in - 1);
-    return x;
-}
-
-int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
-
-// One axis's table (host memory): n taps per output coordinate.
-struct host_axis {
-    int n;
-    int64_t *idx;
-    double *w;
-    unsigned char *oor;
-};
-
-// build_axis of ops_cpu/resize.c, line for line (the results must be the CPU's to the bit).
-void build_axis(const mrt_op_ctx *ctx, host_axis *t, int64_t in, int64_t out, double scale, double start, double end,
-                const mrt_resize_modes *m)
-{
-    bool cubic = strcmp(m->mode, "cubic") == 0;
-    bool identity = in == out && scale == 1.0 && strcmp(m->coord, "tf_crop_and_resize") != 0;
-    t->n = mrt_resize_taps(m, in, out, scale);
-    bool antialias = !identity && m->antialias && strcmp(m->mode, "nearest") != 0 && scale < 1.0;
-    int64_t i_start = antialias ? 1 - t->n / 2 : 0;
-    const char *coord = m->coord, *nearest_mode = m->nearest_mode;
-    memset(t->oor, 0, (size_t)out);
-    double a = mrt_attr_float(ctx, "cubic_coeff_a", -0.75f);
-    bool exclude = mrt_attr_int(ctx, "exclude_outside", 0) != 0;
-    for (int64_t o = 0; o < out; o++) {
-        int64_t *ix = &t->idx[o * t->n];
-        double *w = &t->w[o * t->n];
-        if (identity) {
-            ix[0] = o;
-            w[0] = 1;
-            continue;
-        }
-        bool outside;
-        double x = source_coord(coord, (double)o, scale, in, out, start, end, &outside);
-        t->oor[o] = outside;
-        if (t->n == 1) {
-            double f = floor(x), frac = x - f;
-            int64_t i;
-            if (strcmp(nearest_mode, "floor") == 0) i = mrt_f64_to_i64_sat(f);
-            else if (strcmp(nearest_mode, "ceil") == 0) i = mrt_f64_to_i64_sat(ceil(x));
-            else if (strcmp(nearest_mode, "round_prefer_ceil") == 0) i = frac == 0.5 ? mrt_f64_to_i64_sat(f + 1) : mrt_f64_to_i64_sat(floor(x + 0.5));
-            else i = frac == 0.5 ? mrt_f64_to_i64_sat(f) : mrt_f64_to_i64_sat(floor(x + 0.5));
-            ix[0] = clamp_index(i, in);
-            w[0] = 1;
-        } else if (antialias) {
-            double f = floor(x), r = x - f, sum = 0;
-            if (r == 0) f -= 1, r = 1;
-            for (int k = 0; k < t->n; k++) {
-                double arg = ((double)(i_start + k) - r) * scale;
-                w[k] = cubic ? cubic_weight(arg, a) : fmax(0.0, 1.0 - fabs(arg));
-                sum += w[k];
-            }
-            double sum2 = 0;
-            for (int k = 0; k < t->n; k++) {
-                int64_t i = mrt_f64_to_i64_sat(f + (double)(i_start + k));
-                if (sum != 0) w[k] /= sum;
-                if (exclude && (i < 0 || i >= in)) w[k] = 0;
-                sum2 += w[k];
-                ix[k] = clamp_index(i, in);
-            }
-            if (exclude && sum2 != 0)
-                for (int k = 0; k < t->n; k++) w[k] /= sum2;
-        } else if (t->n == 2) {
-            double f = floor(x), frac = x - f;
-            ix[0] = clamp_index(mrt_f64_to_i64_sat(f), in);
-            ix[1] = clamp_index(mrt_f64_to_i64_sat(f + 1), in);
-            w[0] = 1 - frac;
-            w[1] = frac;
-        } else {
-            double f = floor(x), frac = x - f, sum = 0;
-            for (int k = 0; k < 4; k++) {
-                int64_t i = mrt_f64_to_i64_sat(f - 1 + k);
-                w[k] = cubic_weight(frac - (k - 1), a);
-                if (exclude && (i < 0 || i >= in)) w[k] = 0;
-                ix[k] = clamp_index(i, in);
-                sum += w[k];
-            }
-            if (exclude && sum != 0)
-                for (int k = 0; k < 4; k++) w[k] /= sum;
-        }
-    }
-}
 
 // ------------------------------------------------------------------ device
 
@@ -245,10 +134,10 @@ mrt_status cu_resize(mrt_op_ctx *ctx)
     cudaError_t e = cudaSuccess;
     for (int d = 0; d < r; d++) {
         size_t a0 = ((size_t)counts[3 * d] + 7) & ~(size_t)7, a1 = ((size_t)counts[3 * d + 1] + 7) & ~(size_t)7;
-        host_axis t = {0, (int64_t *)(buf + at), (double *)(buf + at + a0), buf + at + a0 + a1};
-        build_axis(ctx, &t, x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], &modes);
+        mrt_resize_axis t = {0, (int64_t *)(buf + at), (double *)(buf + at + a0), buf + at + a0 + a1};
+        mrt_resize_build_axis(ctx, &t, x->shape[d], y->shape[d], g.scale[d], g.roi_start[d], g.roi_end[d], &modes);
         for (int p = 0; p < 3 && e == cudaSuccess; p++) {
-            const void *src = p == 0 ? (const void *)t.idx : p == 1 ? (const void *)t.w : (const void *)t.oor;
+            const void *src = p == 0 ? (const void *)t.idx : p == 1 ? (const void *)t.w : (const void *)t.out_of_range;
             if (counts[3 * d + p])
                 e = cudaMemcpyAsync(part[3 * d + p], src, (size_t)counts[3 * d + p], cudaMemcpyHostToDevice, mrt_cu_stream(ctx));
         }

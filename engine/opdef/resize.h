@@ -33,6 +33,20 @@ int mrt_resize_taps(const mrt_resize_modes *m, int64_t in, int64_t out, double s
    flags, as byte counts of 3 * rank parts; false (op failed) when a footprint is too wide. */
 bool mrt_resize_table_bytes(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_resize_geometry *g, int64_t *counts);
 
+/* One axis's table: for every output coordinate, n (source index, weight) neighbours; out_of_range marks a
+   tf_crop_and_resize sample outside the input. The buffers are the caller's, laid out as mrt_resize_table_bytes
+   counts them. */
+typedef struct mrt_resize_axis {
+    int n;                       /* neighbours per output coordinate (1, 2 or 4; more with antialias) */
+    int64_t *idx;                /* [out * n] */
+    double *w;                   /* [out * n] */
+    unsigned char *out_of_range; /* [out] */
+} mrt_resize_axis;
+/* Fill an axis's table (host memory), in double: the CPU kernel sums over it and the CUDA kernel copies it up, so
+   both devices take the same neighbours and weights. */
+void mrt_resize_build_axis(const mrt_op_ctx *ctx, mrt_resize_axis *t, int64_t in, int64_t out, double scale,
+                           double start, double end, const mrt_resize_modes *m);
+
 #ifdef __cplusplus
 }
 #endif
