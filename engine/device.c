@@ -872,3 +872,40 @@ mrt_status mrt_dev_output_alloc(mrt_op_ctx *ctx, int vi, mrt_value *view)
     view->tensor.data = p;
     return MRT_STATUS_OK;
 }
+
+/* ------------------------------------------------------------------ what the plan did (minirt.h) */
+
+const char *mrt_session_node_device(const mrt_session *s, int node, const char **why)
+{
+    const mrt_exec *e = s->main;
+    if (why) *why = NULL;
+    for (int i = 0; e && i < e->n_steps; i++) {
+        const mrt_step *st = &e->steps[i];
+        if (st->node != node) continue;
+        if (st->folded) return "folded";
+        if (st->fused_into >= 0) return "fused";
+        if (why) *why = st->placement_why;
+        return st->device == MRT_DEVICE_CUDA ? "cuda" : "cpu";
+    }
+    return NULL;
+}
+
+bool mrt_session_plan_copy(const mrt_session *s, int i, const char **value, const char **before_node, bool *to_device)
+{
+    const mrt_exec *e = s->main;
+    if (!e || !e->dev || i < 0 || i >= e->dev->n_copies) return false;
+    const mrt_dev_copy *c = &e->dev->copies[i];
+    *value = e->graph->values[c->value].name;
+    *before_node = c->step < e->n_steps ? e->graph->nodes[e->steps[c->step].node].name : NULL;
+    *to_device = c->to_device;
+    return true;
+}
+
+float mrt_session_node_gpu_ms(const mrt_session *s, int node)
+{
+    const mrt_exec *e = s->main;
+    if (!e || !e->dev || !e->dev->step_ms) return -1;
+    for (int i = 0; i < e->n_steps; i++)
+        if (e->steps[i].node == node) return e->dev->step_ms[i];
+    return -1;
+}
