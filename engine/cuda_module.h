@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define MRT_CUDA_MODULE_ABI 2
+#define MRT_CUDA_MODULE_ABI 3 /* 3: mrt_kernel rows gained `workspace` */
 
 struct mrt_kernel_table;
 

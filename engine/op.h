@@ -51,7 +51,7 @@ struct mrt_op_ctx {
     bool dynamic;                /* set by mrt_infer_dynamic() */
     struct mrt_exec *exec;       /* engine-private */
     mrt_attr_mismatch *attr_mismatch; /* engine-private, may be NULL */
-    size_t workspace_request;    /* set by mrt_workspace_request in infer */
+    size_t workspace_request;    /* set by mrt_workspace_request in the kernel's workspace hook */
     void *workspace;             /* in run: the planned workspace, or NULL (see mrt_workspace) */
     size_t workspace_bytes;
     struct mrt_threadpool *pool; /* the session's threads (see mrt_parallel_for) */
@@ -101,8 +101,8 @@ mrt_status mrt_output_take_value(mrt_op_ctx *ctx, int i, mrt_value *v);
 const mrt_value *mrt_input_value(const mrt_op_ctx *ctx, int i);
 
 /* ---- workspaces: scratch memory planned like a value that lives for one step, so that nothing allocates
-   inside a run. Infer says how many bytes the kernel will need; run fetches them, once per call (carve
-   several buffers out of one request). Without a plan (dynamic shapes, folding, --no-mem-plan) the engine
+   inside a run. The kernel row's workspace hook (engine/registry.h) says how many bytes its run will need; run
+   fetches them, once per call (carve several buffers out of one request). Without a plan (dynamic shapes, folding, --no-mem-plan) the engine
    serves the request from a buffer it grows on demand and keeps across runs. */
 void mrt_workspace_request(mrt_op_ctx *ctx, size_t bytes);
 /* At least `bytes`, 64-byte aligned, valid until the kernel returns, holding garbage (sanitizer builds fill it
@@ -111,7 +111,7 @@ void mrt_workspace_request(mrt_op_ctx *ctx, size_t bytes);
 void *mrt_workspace(mrt_op_ctx *ctx, size_t bytes);
 
 /* One workspace carved into n buffers of counts[i] elements of elem_bytes each, every buffer 64-byte aligned (a
-   count of 0 gives an empty buffer). Infer requests it (failing, naming the op, when the size overflows); run
+   count of 0 gives an empty buffer). The workspace hook requests it (failing, naming the op, when the size overflows); run
    fetches it and gets the buffers' addresses in parts[] (NULL, status set, when the memory can't be had). */
 mrt_status mrt_workspace_request_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes);
 void *mrt_workspace_parts(mrt_op_ctx *ctx, int n, const int64_t *counts, size_t elem_bytes, void **parts);

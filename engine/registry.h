@@ -51,6 +51,12 @@ typedef struct mrt_kernel {
     mrt_status (*prepare)(mrt_op_ctx *ctx, void **state);
     void (*release)(void *state);
     unsigned flags; /* MRT_KERNEL_* */
+    /* Optional: called once per plan after infer (and after placement: the row of the device the node runs on),
+       for a node that runs with shapes known; requests with mrt_workspace_request / _parts the scratch this
+       kernel's run will fetch, which the memory planner then lays out with the plan's values. The size is the
+       kernel's business, not the opdef's: each device's row sizes its own (a CPU GEMM's packing buffers, a CUDA
+       im2col chunk). Without it a run's mrt_workspace is served from a buffer grown on demand. */
+    mrt_status (*workspace)(mrt_op_ctx *ctx);
 } mrt_kernel;
 
 enum {
@@ -82,6 +88,9 @@ typedef struct mrt_kernel_table { const mrt_kernel *rows; } mrt_kernel_table;
 
 extern const mrt_opdef_table mrt_builtin_opdefs[];    /* NULL-terminated list of tables */
 extern const mrt_kernel_table mrt_cpu_kernel_tables[]; /* NULL-terminated list of tables */
+/* The CPU backend's setup for a session of n_threads (ops_cpu/cpu_kernels.c): the threads of the libraries its
+   kernels call (OpenBLAS's count is process-wide: the last session created sets it). */
+void mrt_cpu_backend_set_threads(int n_threads);
 
 typedef struct mrt_registry mrt_registry;
 

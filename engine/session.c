@@ -14,7 +14,6 @@
 #include "engine/function.h"
 #include "engine/memplan.h"
 #include "engine/weights.h"
-#include "ops_cpu/blas_info.h"
 
 /* Arena offsets are aligned for AVX-512 loads. */
 #define MRT_ARENA_ALIGN 64
@@ -582,14 +581,11 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         for (int i = 0; !st && i < nd->n_outputs; i++)
             if (b.out[i]) memset(b.out[i], 0, sizeof *b.out[i]);
         if (!st) st = attr_verdict(&b, step->def->infer(&ctx));
-        /* refused here, naming the node, rather than as an anonymous arena too large to allocate */
-        if (!st) st = mrt_check_alloc(ctx.workspace_request, "the kernel's workspace for these input shapes");
         if (st) {
             ctx_release(&b);
             return node_error(nd, st);
         }
         step->dynamic = ctx.dynamic;
-        step->ws_bytes = ctx.workspace_request;
         if (!step->dynamic && foldable(e, step)) {
             st = alloc_outputs(e, nd, MRT_ALLOC_PLAN);
             if (!st) {
@@ -610,6 +606,14 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         }
         /* device "cuda": the CUDA row when it takes the node (a dynamic step's shapes are checked at run time) */
         st = mrt_dev_place_step(e, step, step->dynamic ? NULL : &ctx);
+        /* the chosen row sizes its own scratch (registry.h); refused here, naming the node, rather than as an
+           anonymous arena too large to allocate */
+        if (!st && !step->dynamic && step->kernel->workspace) {
+            ctx.workspace_request = 0;
+            st = attr_verdict(&b, step->kernel->workspace(&ctx));
+        }
+        if (!st) st = mrt_check_alloc(ctx.workspace_request, "the kernel's workspace for these input shapes");
+        step->ws_bytes = st || step->dynamic ? 0 : ctx.workspace_request;
         /* once per plan: what the kernel can do ahead with the constants it sees (pack weights); not when an input
            may be replaced at run time (teacher forcing), where the constants would be stale */
         if (!st && !step->dynamic && step->kernel->prepare && !e->session->opt.override_input) {
@@ -1395,8 +1399,7 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
     s->registry = mrt_registry_default();
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     s->n_threads = s->opt.n_threads > 0 ? s->opt.n_threads : (ncpu > 0 ? (int)ncpu : 1);
-    /* OpenBLAS's thread count is process-wide: the last session created sets it */
-    mrt_blas_set_threads(s->n_threads);
+    mrt_cpu_backend_set_threads(s->n_threads);
     mrt_status st = mrt_threadpool_new(s->n_threads, &s->pool);
     if (!st) st = mrt_exec_new(s, model->graph, NULL, &s->main);
     if (st) {

@@ -1,7 +1,7 @@
 /* CPU kernels: Conv 1/11/22 and ConvTranspose 1/11/22 (N-D, groups), ConvInteger 10 (uint8/int8, int32 im2col +
  * naive GEMM).
  * Conv float32: 2-D depthwise convolutions are computed directly (ops_cpu/conv_depthwise.c), 3x3 stride-1 ones by
- * Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.c, when engine/opdef/conv.c's rule takes them); everything else
+ * Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.c, when ops_cpu/conv_workspace.c's rule takes them); everything else
  * runs on minirt's GEMM (ops_cpu/sgemm.h) with the weights packed once per plan (prepare) and the image gathered
  * straight into B's panels (im2col fused into packing), applying the bias and any fused epilogue (engine/fuse.c) in
  * cache; 2-D convs with few input channels (stems) read B's rows in place from padded copies of the input rows
@@ -11,12 +11,12 @@
  * chains with the channels as vector lanes (ops_cpu/conv_grouped.c).
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
  * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves
- * (engine/opdef/conv.h sizes it): nothing is allocated per call. */
+ * (ops_cpu/conv_workspace.c sizes it): nothing is allocated per call. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/opdef/conv.h"
+#include "ops_cpu/conv_workspace.h"
 #include "engine/registry.h"
 #include "ops_cpu/conv_depthwise.h"
 #include "ops_cpu/conv_grouped.h"
@@ -182,7 +182,7 @@ static bool is_pointwise(const mrt_window *w)
 CONV_FLOAT(float, f32, mrt_lin_sgemm)
 CONV_FLOAT(double, f64, mrt_lin_dgemm)
 
-/* The planned workspace, carved (see engine/opdef/conv.h). */
+/* The planned workspace, carved (see ops_cpu/conv_workspace.h). */
 static mrt_status get_workspace(mrt_op_ctx *ctx, const mrt_conv_params *p, bool transpose, mrt_conv_workspace *ws)
 {
     size_t bytes;
@@ -1223,7 +1223,7 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
     int64_t counts[3], nx = mrt_tensor_numel(x);
     if (!mrt_convinteger_workspace_counts(&p, ctx, counts))
         return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the im2col workspace size overflows");
-    int32_t *part[3]; /* requested by infer */
+    int32_t *part[3]; /* mrt_cpu_convinteger_workspace's */
     if (!mrt_workspace_parts(ctx, 3, counts, sizeof(int32_t), (void **)part)) return MRT_STATUS_OUT_OF_MEMORY;
     int32_t *sx = part[0], *sw = part[1], *col = part[2];
     for (int64_t i = 0; i < nx; i++) sx[i] = ld8(x->dtype, x->data, i) - xzp;
@@ -1251,12 +1251,15 @@ static mrt_status mrt_cpu_convinteger(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_conv[] = {
-    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
-    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
-    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE},
-    {"", "ConvTranspose", 1, mrt_cpu_convtranspose, NULL},
-    {"", "ConvTranspose", 11, mrt_cpu_convtranspose, NULL},
-    {"", "ConvTranspose", 22, mrt_cpu_convtranspose, NULL},
-    {"", "ConvInteger", 10, mrt_cpu_convinteger, NULL},
+    {"", "Conv", 1, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE,
+     mrt_cpu_conv_workspace},
+    {"", "Conv", 11, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE,
+     mrt_cpu_conv_workspace},
+    {"", "Conv", 22, mrt_cpu_conv, NULL, mrt_cpu_conv_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_INPUT_SCALE,
+     mrt_cpu_conv_workspace},
+    {"", "ConvTranspose", 1, mrt_cpu_convtranspose, NULL, NULL, NULL, 0, mrt_cpu_convtranspose_workspace},
+    {"", "ConvTranspose", 11, mrt_cpu_convtranspose, NULL, NULL, NULL, 0, mrt_cpu_convtranspose_workspace},
+    {"", "ConvTranspose", 22, mrt_cpu_convtranspose, NULL, NULL, NULL, 0, mrt_cpu_convtranspose_workspace},
+    {"", "ConvInteger", 10, mrt_cpu_convinteger, NULL, NULL, NULL, 0, mrt_cpu_convinteger_workspace},
     {0},
 };

@@ -5,7 +5,7 @@
 
 #include "engine/epilogue.h"
 #include "engine/op.h"
-#include "engine/opdef/conv.h"
+#include "ops_cpu/conv_workspace.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,7 +2,7 @@
  * block of outputs ("tile") is computed from its 4x4 input patch d as Y = A^T [U (.) V] A, with V = B^T d B per input
  * channel, U = G g G^T per (output, input) channel pair, and (.) summed over input channels: 16 products of
  * [M x C] by [C x tiles] on minirt's GEMM tile, 16 multiplications per tile and channel pair where the direct
- * convolution needs 36. engine/opdef/conv.c decides which Convs take this path (mrt_conv_winograd_floats).
+ * convolution needs 36. ops_cpu/conv_workspace.c decides which Convs take this path (mrt_conv_winograd_floats).
  *
  * Results: not the bits of the im2col path (a different sum), but fixed ones: every tile's value is the same
  * sequence of float operations whatever the CPU path (AVX-512 or the scalar loops), the thread count and the batch;
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "engine/op.h"
-#include "engine/opdef/conv.h"
+#include "ops_cpu/conv_workspace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,7 +34,7 @@ int64_t mrt_winograd_packed_floats(int64_t m, int64_t c);
 
 /* Output channels per pass over a panel (MRT_WINOGRAD_MC, or m rounded up to the GEMM's 8-row panels when fewer),
    and the floats of one thread's scratch slot: V (16 x c x 48) then M (16 x that many x 48), 64-byte aligned. The
-   workspace rule (engine/opdef/conv.c) and the kernel both size with these. */
+   workspace rule (ops_cpu/conv_workspace.c) and the kernel both size with these. */
 int64_t mrt_winograd_pass_channels(int64_t m);
 int64_t mrt_winograd_slot_floats(int64_t m, int64_t c);
 

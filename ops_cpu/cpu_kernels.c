@@ -1,5 +1,6 @@
 /* THE CPU operator table: one kernel table per op family (ops_cpu/<family>.c). */
 #include "engine/registry.h"
+#include "ops_cpu/blas_info.h"
 
 #define MRT_FAMILY(name) extern const mrt_kernel mrt_cpu_kernels_##name[];
 #include "engine/opdef/families.def"
@@ -11,3 +12,5 @@ const mrt_kernel_table mrt_cpu_kernel_tables[] = {
 #undef MRT_FAMILY
     {NULL},
 };
+
+void mrt_cpu_backend_set_threads(int n_threads) { mrt_blas_set_threads(n_threads); }

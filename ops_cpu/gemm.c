@@ -99,7 +99,8 @@ static void gemm_read_args(const mrt_op_ctx *ctx, gemm_args *g)
     g->c1 = c && c->rank >= 1 ? c->shape[c->rank - 1] : 1;
 }
 
-int64_t mrt_gemm_f32_workspace_floats(const mrt_op_ctx *ctx, bool b_packed)
+/* Workspace floats of the float32 GEMM path: b_packed when B is a constant (packed by prepare); 0 on another path. */
+static int64_t gemm_f32_workspace_floats(const mrt_op_ctx *ctx, bool b_packed)
 {
     gemm_args g;
     gemm_read_args(ctx, &g);
@@ -175,7 +176,7 @@ static mrt_status mrt_cpu_gemm(mrt_op_ctx *ctx)
     case MRT_DTYPE_UINT64: gemm_u64(&g, a->data, b->data, cd, y->data); break;
     case MRT_DTYPE_FLOAT16:
     case MRT_DTYPE_BFLOAT16: {
-        /* float copies of A, B, C and Y, requested by infer */
+        /* float copies of A, B, C and Y, mrt_cpu_gemm_workspace's */
         int64_t counts[4] = {mrt_tensor_numel(a), mrt_tensor_numel(b), c ? mrt_tensor_numel(c) : 0, g.m * g.n};
         float *f[4];
         if (!mrt_workspace_parts(ctx, 4, counts, sizeof(float), (void **)f)) return MRT_STATUS_OUT_OF_MEMORY;
@@ -274,7 +275,8 @@ static bool matmul_by_batch(const mrt_matmul_dims *d, int threads)
 
 static bool matmul_uses_sgemm(const mrt_matmul_dims *d, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && d->n > 1; }
 
-int64_t mrt_matmul_f32_workspace_floats(const mrt_op_ctx *ctx, const mrt_matmul_dims *d, bool b_packed)
+/* As gemm_f32_workspace_floats, for MatMul. */
+static int64_t matmul_f32_workspace_floats(const mrt_op_ctx *ctx, const mrt_matmul_dims *d, bool b_packed)
 {
     if (!matmul_uses_sgemm(d, mrt_input(ctx, 0)->dtype)) return 0;
     int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
@@ -324,7 +326,7 @@ static mrt_status matmul_sgemm(mrt_op_ctx *ctx, const mrt_matmul_dims *d, const 
 {
     const float *pb = ctx->kernel_state;
     int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
-    float *ws = mrt_workspace(ctx, (size_t)mrt_matmul_f32_workspace_floats(ctx, d, pb != NULL) * sizeof(float));
+    float *ws = mrt_workspace(ctx, (size_t)matmul_f32_workspace_floats(ctx, d, pb != NULL) * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     if (b_is_broadcast(d)) { /* one B for every batch: A's batches stack into one tall product */
         mrt_sgemm_b bs = {.packed = pb, .b = b, .rs = d->n, .cs = 1};
@@ -365,7 +367,7 @@ static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
     case MRT_DTYPE_UINT64: matmul_u64(&d, a->data, b->data, y->data); break;
     case MRT_DTYPE_FLOAT16:
     case MRT_DTYPE_BFLOAT16: {
-        /* float copies of A, B and Y, requested by infer */
+        /* float copies of A, B and Y (mrt_cpu_matmul_workspace) */
         int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), mrt_tensor_numel(y)};
         float *f[3];
         if (!mrt_workspace_parts(ctx, 3, counts, sizeof(float), (void **)f)) return MRT_STATUS_OUT_OF_MEMORY;
@@ -425,7 +427,7 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
     int64_t nb = batch_count(&d), m = d.m, n = d.n, k = d.k;
     /* widen the operands once so the inner loop is plain int32 arithmetic */
     int64_t na = mrt_tensor_numel(a), nbel = mrt_tensor_numel(b);
-    int64_t counts[3] = {na, nbel, n}; /* requested by infer */
+    int64_t counts[3] = {na, nbel, n}; /* mrt_cpu_matmulinteger_workspace's */
     int32_t *part[3];
     if (!mrt_workspace_parts(ctx, 3, counts, sizeof(int32_t), (void **)part)) return MRT_STATUS_OUT_OF_MEMORY;
     int32_t *wa = part[0], *wb = part[1], *zcol = part[2];
@@ -450,16 +452,66 @@ static mrt_status mrt_cpu_matmulinteger(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ workspaces (engine/registry.h) */
+
+/* Float copies of the 16-bit float operands and Y; minirt's GEMM's packing buffers for float32 (B packed by
+   prepare when it is a constant, so not counted then). */
+static mrt_status mrt_cpu_gemm_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1), *c = mrt_input(ctx, 2);
+    if (a->dtype == MRT_DTYPE_FLOAT16 || a->dtype == MRT_DTYPE_BFLOAT16) {
+        int64_t counts[4] = {mrt_tensor_numel(a), mrt_tensor_numel(b), c ? mrt_tensor_numel(c) : 0,
+                             mrt_tensor_numel(mrt_output(ctx, 0))};
+        return mrt_workspace_request_parts(ctx, 4, counts, sizeof(float));
+    }
+    if (a->dtype != MRT_DTYPE_FLOAT) return MRT_STATUS_OK;
+    int64_t f = gemm_f32_workspace_floats(ctx, b->data != NULL);
+    return mrt_workspace_request_parts(ctx, 1, &f, sizeof(float));
+}
+
+static mrt_status mrt_cpu_matmul_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    if (a->dtype == MRT_DTYPE_FLOAT16 || a->dtype == MRT_DTYPE_BFLOAT16) {
+        int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), mrt_tensor_numel(mrt_output(ctx, 0))};
+        return mrt_workspace_request_parts(ctx, 3, counts, sizeof(float));
+    }
+    if (a->dtype != MRT_DTYPE_FLOAT) return MRT_STATUS_OK;
+    mrt_matmul_dims d;
+    MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
+    int64_t f = matmul_f32_workspace_floats(ctx, &d, b->data != NULL);
+    return mrt_workspace_request_parts(ctx, 1, &f, sizeof(float));
+}
+
+/* int32 copies of A and B, and one row of B's zero points */
+static mrt_status mrt_cpu_matmulinteger_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
+    mrt_matmul_dims d;
+    MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
+    int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), d.n};
+    return mrt_workspace_request_parts(ctx, 3, counts, sizeof(int32_t));
+}
+
 const mrt_kernel mrt_cpu_kernels_gemm[] = {
-    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS},
-    {"", "MatMulInteger", 10, mrt_cpu_matmulinteger, NULL},
+    {"", "Gemm", 1, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_gemm_workspace},
+    {"", "Gemm", 6, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_gemm_workspace},
+    {"", "Gemm", 7, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_gemm_workspace},
+    {"", "Gemm", 9, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_gemm_workspace},
+    {"", "Gemm", 11, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_gemm_workspace},
+    {"", "Gemm", 13, mrt_cpu_gemm, NULL, mrt_cpu_gemm_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_gemm_workspace},
+    {"", "MatMul", 1, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_matmul_workspace},
+    {"", "MatMul", 9, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_matmul_workspace},
+    {"", "MatMul", 13, mrt_cpu_matmul, NULL, mrt_cpu_matmul_prepare, NULL, MRT_KERNEL_EPILOGUE | MRT_KERNEL_PREPARE_FROM_CONSTANTS,
+     mrt_cpu_matmul_workspace},
+    {"", "MatMulInteger", 10, mrt_cpu_matmulinteger, NULL, NULL, NULL, 0, mrt_cpu_matmulinteger_workspace},
     {0},
 };

@@ -108,11 +108,6 @@ int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packe
 void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a_packed, const float *a_raw,
                int64_t a_rs, int64_t a_cs, const mrt_sgemm_b *b, const mrt_sgemm_out *out, float *ws);
 
-/* Workspace floats of the float32 Gemm and MatMul kernels (ops_cpu/gemm.c), for their infer: b_packed when B is a
-   constant (packed by the kernel's prepare). 0 when the node takes another path. */
-struct mrt_matmul_dims;
-int64_t mrt_gemm_f32_workspace_floats(const mrt_op_ctx *ctx, bool b_packed);
-int64_t mrt_matmul_f32_workspace_floats(const mrt_op_ctx *ctx, const struct mrt_matmul_dims *d, bool b_packed);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,27 @@ bool float_dtype(mrt_dtype dt)
 
 // ------------------------------------------------------------------ Conv
 
+bool is_pointwise(const mrt_window &win)
+{
+    bool pointwise = true;
+    for (int i = 0; i < win.nsp; i++)
+        pointwise = pointwise && win.kernel[i] == 1 && win.stride[i] == 1 && win.pad_begin[i] == 0 && win.pad_end[i] == 0;
+    return pointwise;
+}
+
+// Bytes of the im2col buffer conv_typed fetches (elements of acc_bytes): *chunk images at a time, as many as fit in
+// COL_BUDGET_BYTES (at least one); none for a 1x1 Conv, whose GEMM reads X in place.
+size_t col_bytes(const mrt_conv_params &p, size_t acc_bytes, int64_t *chunk)
+{
+    const int64_t per_image = p.c * p.kernel_numel * prod(p.win.nsp, p.win.out);
+    const bool pointwise = is_pointwise(p.win);
+    int64_t c = pointwise ? p.n : COL_BUDGET_BYTES / (int64_t)acc_bytes / (per_image > 0 ? per_image : 1);
+    if (c < 1) c = 1;
+    if (c > p.n) c = p.n;
+    *chunk = c;
+    return pointwise || per_image <= 0 ? 0 : (size_t)(c * per_image) * acc_bytes;
+}
+
 // col[((i*C + c)*K + k)*out_numel + o] = X[n0 + i, c] at window tap k of output o (0 in padding), in the compute type.
 template <typename T, typename CT>
 __global__ void im2col_kernel(const T *x, CT *col, int64_t images, int64_t channels, int64_t in_numel, int64_t kn,
@@ -146,20 +167,17 @@ mrt_status conv_typed(mrt_op_ctx *ctx, const mrt_conv_params &p, const T *x, con
     const mrt_window &win = p.win;
     const int64_t in_numel = prod(win.nsp, win.in), out_numel = prod(win.nsp, win.out), kn = p.kernel_numel;
     const int64_t cg = p.c / p.group, mg = p.m / p.group, ck = cg * kn;
-    bool pointwise = true;
-    for (int i = 0; i < win.nsp; i++)
-        pointwise = pointwise && win.kernel[i] == 1 && win.stride[i] == 1 && win.pad_begin[i] == 0 && win.pad_end[i] == 0;
+    const bool pointwise = is_pointwise(win);
     // per (image, group): Y[mg, out] = W_g[mg, ck] * col_g[ck, out] + bias_g
     geom g = mrt_cu_gemm::plain(mg, out_numel, ck);
     g.has_c = b != NULL;
     g.c_rs = 1, g.c_cs = 0;
     const int64_t per_image = p.c * kn * out_numel;
-    int64_t chunk = pointwise ? p.n : COL_BUDGET_BYTES / (int64_t)sizeof(acc_t) / (per_image > 0 ? per_image : 1);
-    if (chunk < 1) chunk = 1;
-    if (chunk > p.n) chunk = p.n;
+    int64_t chunk;
+    const size_t col_size = col_bytes(p, sizeof(acc_t), &chunk);
     acc_t *col = NULL;
-    if (!pointwise && per_image > 0) {
-        col = (acc_t *)mrt_workspace(ctx, (size_t)(chunk * per_image) * sizeof(acc_t));
+    if (col_size) {
+        col = (acc_t *)mrt_workspace(ctx, col_size);
         if (!col) return MRT_STATUS_OUT_OF_MEMORY;
     }
     for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
@@ -331,6 +349,23 @@ mrt_status cu_convinteger(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+// The device scratch the plan lays out for a Conv: the project's kernel's im2col buffer. On a GPU cuDNN takes the
+// node first and sizes its own workspace once its descriptors exist, at run time (served from the scratch the engine
+// grows on demand), so nothing is planned there.
+mrt_status cu_conv_workspace(mrt_op_ctx *ctx)
+{
+#ifdef MRT_CUDA_EMULATED
+    mrt_conv_params p;
+    MRT_TRY(mrt_conv_params_get(ctx, &p));
+    const mrt_dtype dt = mrt_input(ctx, 0)->dtype;
+    int64_t chunk;
+    mrt_workspace_request(ctx, col_bytes(p, dt == MRT_DTYPE_DOUBLE ? sizeof(double) : sizeof(float), &chunk));
+#else
+    (void)ctx;
+#endif
+    return MRT_STATUS_OK;
+}
+
 bool float_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -342,7 +377,7 @@ bool float_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 
 #define W MRT_KERNEL_WRITES_ALL
 extern "C" const mrt_kernel mrt_cuda_kernels_conv[] = {
-    MRT_CU_ROW_S("Conv", 1, cu_conv, float_supports, W),
+    MRT_CU_ROW_SW("Conv", 1, cu_conv, float_supports, W, cu_conv_workspace),
     MRT_CU_ROW_S("ConvTranspose", 1, cu_convtranspose, float_supports, W),
     MRT_CU_ROW("ConvInteger", 10, cu_convinteger, W),
     {},

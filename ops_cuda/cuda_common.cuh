@@ -241,3 +241,5 @@ static inline void mrt_cu_bcast_init(mrt_cu_bcast *b, const mrt_tensor *out, int
 // opset check inside run, as the CPU kernel does) where the semantics change.
 #define MRT_CU_ROW(op, ver, fn, flags) {"", op, ver, fn, NULL, NULL, NULL, flags}
 #define MRT_CU_ROW_S(op, ver, fn, supports, flags) {"", op, ver, fn, supports, NULL, NULL, flags}
+// ... with a workspace hook (engine/registry.h): the device scratch its run fetches, laid out by the plan
+#define MRT_CU_ROW_SW(op, ver, fn, supports, flags, workspace) {"", op, ver, fn, supports, NULL, NULL, flags, workspace}

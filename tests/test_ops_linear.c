@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/opdef/conv.h"
+#include "ops_cpu/conv_workspace.h"
 #include "harness.h"
 #include "ref/linear_ref.h"
 

@@ -4,7 +4,6 @@
 
 #include "engine/opdef/conv.h"
 #include "engine/registry.h"
-#include "ops_cpu/sgemm.h"
 
 static const mrt_tensor *need_input(const mrt_op_ctx *ctx, int i, const char *name, mrt_status *st)
 {
@@ -77,15 +76,7 @@ static mrt_status infer_gemm(mrt_op_ctx *ctx)
                                exact ? " (opset < 7 without broadcast=1 needs exactly that shape)" : "");
     }
     int64_t shape[2] = {m, n};
-    MRT_TRY(mrt_output_set(ctx, 0, a->dtype, 2, shape)); /* checks that m * n fits */
-    if (a->dtype == MRT_DTYPE_FLOAT16 || a->dtype == MRT_DTYPE_BFLOAT16) { /* float copies of A, B, C, Y */
-        int64_t counts[4] = {mrt_tensor_numel(a), mrt_tensor_numel(b), c ? mrt_tensor_numel(c) : 0, m * n};
-        MRT_TRY(mrt_workspace_request_parts(ctx, 4, counts, sizeof(float)));
-    } else if (a->dtype == MRT_DTYPE_FLOAT) { /* minirt's GEMM: packed A (and B unless a constant, packed at prepare) */
-        int64_t f = mrt_gemm_f32_workspace_floats(ctx, ctx->planning && b->data);
-        MRT_TRY(mrt_workspace_request_parts(ctx, 1, &f, sizeof(float)));
-    }
-    return MRT_STATUS_OK;
+    return mrt_output_set(ctx, 0, a->dtype, 2, shape); /* checks that m * n fits */
 }
 
 mrt_status mrt_matmul_dims_get(const mrt_op_ctx *ctx, const mrt_tensor *a, const mrt_tensor *b, mrt_matmul_dims *d)
@@ -134,17 +125,7 @@ static mrt_status infer_matmul(mrt_op_ctx *ctx)
     MRT_TRY(same_dtype_pair(ctx, a, b));
     mrt_matmul_dims d;
     MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
-    MRT_TRY(mrt_output_set(ctx, 0, a->dtype, d.y_rank, d.y_shape)); /* checks that Y's size fits */
-    if (a->dtype == MRT_DTYPE_FLOAT16 || a->dtype == MRT_DTYPE_BFLOAT16) { /* float copies of A, B and Y */
-        int64_t yn = 1;
-        for (int i = 0; i < d.y_rank; i++) yn *= d.y_shape[i];
-        int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), yn};
-        MRT_TRY(mrt_workspace_request_parts(ctx, 3, counts, sizeof(float)));
-    } else if (a->dtype == MRT_DTYPE_FLOAT) {
-        int64_t f = mrt_matmul_f32_workspace_floats(ctx, &d, ctx->planning && b->data);
-        MRT_TRY(mrt_workspace_request_parts(ctx, 1, &f, sizeof(float)));
-    }
-    return MRT_STATUS_OK;
+    return mrt_output_set(ctx, 0, a->dtype, d.y_rank, d.y_shape); /* checks that Y's size fits */
 }
 
 /* MatMulInteger zero points: a scalar, a 1-D vector over A's rows (B's columns), or A's shape with K
@@ -188,8 +169,6 @@ static mrt_status infer_matmulinteger(mrt_op_ctx *ctx)
     MRT_TRY(mrt_matmul_dims_get(ctx, a, b, &d));
     MRT_TRY(mm_zero_point_check(ctx, 2, "a_zero_point", a, true, &d));
     MRT_TRY(mm_zero_point_check(ctx, 3, "b_zero_point", b, false, &d));
-    int64_t counts[3] = {mrt_tensor_numel(a), mrt_tensor_numel(b), d.n}; /* int32 copies of A, B; B's zero points */
-    MRT_TRY(mrt_workspace_request_parts(ctx, 3, counts, sizeof(int32_t)));
     return mrt_output_set(ctx, 0, MRT_DTYPE_INT32, d.y_rank, d.y_shape);
 }
 
