@@ -2,7 +2,8 @@
 // mrt_load_i64, mrt_store_f64, mrt_store_i64 and mrt_round_to, bit for bit (float16/bfloat16 through float, float8 and
 // float4 by the same nearest-code search, packed 4- and 2-bit integers, saturating float->int). Shared by the quant
 // and select families (ops_cuda/quant.cu, select.cu). Packed stores read-modify-write a byte: give each byte to one
-// thread.
+// thread. Also the Cast encoders of ops_cpu/cast.c (small_float_encode with 'saturate', e8m0_encode with 'round_mode'),
+// which round directly to nearest even instead of searching, for ops_cuda/cast.cu.
 #pragma once
 
 #include <cmath>
@@ -23,6 +24,8 @@ __host__ __device__ __forceinline__ minifloat minifloat_of(int dt)
     case MRT_DTYPE_FLOAT8E4M3FNUZ: return {4, 3, 8, false, false, true};
     case MRT_DTYPE_FLOAT8E5M2: return {5, 2, 15, true, false, false};
     case MRT_DTYPE_FLOAT8E5M2FNUZ: return {5, 2, 16, false, false, true};
+    case MRT_DTYPE_FLOAT16: return {5, 10, 15, true, false, false}; // for cast_encode only
+    case MRT_DTYPE_BFLOAT16: return {8, 7, 127, true, false, false};
     default: return {2, 1, 1, false, false, false}; // float4e2m1
     }
 }
@@ -200,6 +203,85 @@ static inline int elems_per_byte(int dt)
 {
     int b = sub_byte_bits(dt);
     return b ? 8 / b : 1;
+}
+
+// ops_cpu/cast.c small_float_encode: v rounded to nearest even in one step (float16, bfloat16, float8, float4 by their
+// minifloat layout); out of range -> the largest finite code when saturating (float4 always), else inf (formats with
+// inf) or NaN. has_inf marks the IEEE kind, fn e4m3fn, uz the fnuz kinds, none of them float4e2m1.
+__host__ __device__ inline unsigned cast_encode(const minifloat &f, double v, bool saturate)
+{
+    int width = 1 + f.exp_bits + f.man_bits;
+    bool e2m1 = !f.has_inf && !f.fn && !f.uz;
+    unsigned sign = signbit(v) ? 1u << (width - 1) : 0u, top = (1u << f.exp_bits) - 1;
+    unsigned ieee_inf = top << f.man_bits, max_code;
+    double man_all = 2.0 - ldexp(1.0, -f.man_bits), maxv;
+    if (f.has_inf) {
+        maxv = ldexp(man_all, (int)top - 1 - f.bias);
+        max_code = ((top - 1) << f.man_bits) | ((1u << f.man_bits) - 1);
+    } else if (f.fn) {
+        maxv = ldexp(man_all - ldexp(1.0, -f.man_bits), (int)top - f.bias);
+        max_code = (top << f.man_bits) | ((1u << f.man_bits) - 2);
+    } else {
+        maxv = ldexp(man_all, (int)top - f.bias);
+        max_code = (top << f.man_bits) | ((1u << f.man_bits) - 1);
+    }
+    if (v != v) {
+        if (f.has_inf) return sign | ieee_inf | (1u << (f.man_bits - 1));
+        if (f.fn) return sign | (top << f.man_bits) | ((1u << f.man_bits) - 1);
+        if (f.uz) return 1u << (width - 1);
+        return sign ^ (1u << (width - 1)); // float4: what ml_dtypes (the ONNX reference) produces
+    }
+    double a = fabs(v);
+    int e;
+    if (isinf(a) || a > maxv) {
+        if (!isinf(a)) { // may still round down to the largest value
+            frexp(a, &e);
+            double q = ldexp(1.0, e - 1 - f.man_bits);
+            if (rint(a / q) * q <= maxv) a = rint(a / q) * q;
+        }
+        if (isinf(a) || a > maxv) {
+            if (saturate || e2m1) return sign | max_code;
+            if (f.has_inf) return sign | ieee_inf;
+            if (f.fn) return sign | (top << f.man_bits) | ((1u << f.man_bits) - 1);
+            return 1u << (width - 1);
+        }
+    }
+    int emin = 1 - f.bias;
+    if (a == 0) return f.uz ? 0u : sign;
+    frexp(a, &e);
+    e -= 1; // a = m * 2^e with m in [1, 2)
+    if (e < emin) e = emin;
+    double q = ldexp(1.0, e - f.man_bits), r = rint(a / q) * q;
+    if (r == 0) return f.uz ? 0u : sign;
+    frexp(r, &e);
+    e -= 1;
+    unsigned code;
+    if (e < emin) {
+        code = (unsigned)(r / ldexp(1.0, emin - f.man_bits));
+    } else {
+        unsigned man = (unsigned)(r / ldexp(1.0, e - f.man_bits)) - (1u << f.man_bits);
+        code = ((unsigned)(e + f.bias) << f.man_bits) | man;
+    }
+    return sign | code;
+}
+
+// ops_cpu/cast.c e8m0_encode: float8e8m0 from the float32 bits (round_mode 0 up, 1 down, 2 nearest).
+__host__ __device__ inline uint8_t cast_encode_e8m0(double v, bool saturate, int round_mode)
+{
+    float x = (float)v;
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    unsigned exp = (b >> 23) & 0xffu;
+    if (exp == 0xffu) return 0xff;
+    bool up = false;
+    if (round_mode == 0) {
+        up = (b & 0x7fffffu) != 0;
+    } else if (round_mode == 2) {
+        bool g = (b & 0x400000u) != 0, r = (b & 0x200000u) != 0, s = (b & 0x1fffffu) != 0;
+        up = g && (r || s || exp > 0);
+    }
+    if (up && saturate && exp == 0xfeu) up = false;
+    return (uint8_t)(exp + (up ? 1u : 0u));
 }
 
 } // namespace

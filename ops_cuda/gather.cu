@@ -4,11 +4,14 @@
 // reads it back and fails the node with the CPU's message (the first bad index, found on a host copy of the
 // indices). Scatters apply their updates in the CPU's order, without atomics: ScatterElements walks each line along
 // the axis in one thread (lines never collide), ScatterND gives each thread one element of the slice and walks the
-// index tuples in order (so one thread when every index addresses a single element). Compress, OneHot, NonZero and
-// TensorScatter have no CUDA rows.
+// index tuples in order (so one thread when every index addresses a single element). Compress 9-28, OneHot 9-28
+// (indices of any numeric type), NonZero 9-13 (any numeric input) and TensorScatter 24 (linear/circular) likewise;
+// Compress and NonZero number their selected elements by a chunked scan (counts per chunk, one thread's prefix sum,
+// each chunk writes its own), so no atomics; NonZero reads its count back to size its output.
 #include <cmath>
 
 #include "ops_cuda/cuda_kernels.h"
+#include "ops_cuda/elem_any.cuh"
 #include "ops_cuda/movement.cuh"
 
 #include "engine/opdef/movement.h"
@@ -448,6 +451,296 @@ mrt_status cu_scatter_nd(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+
+// ------------------------------------------------------------------ Compress / NonZero: numbering the selected elements
+
+// Elements per chunk of the scan: at most MAX_CHUNKS chunks, so one thread sums their counts quickly.
+const int64_t MAX_CHUNKS = 4096;
+
+int64_t chunk_of(int64_t n)
+{
+    int64_t c = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
+    return c < 256 ? 256 : c;
+}
+
+// Selection predicates: Compress's condition byte, NonZero's element (float NaN counts, as on the CPU).
+struct cond_pred {
+    const uint8_t *c;
+    __device__ bool operator()(int64_t i) const { return c[i] != 0; }
+};
+struct nonzero_pred {
+    const void *x;
+    int dt;
+    bool fl;
+    __device__ bool operator()(int64_t i) const { return fl ? q_ld(dt, x, i) != 0 : q_ldi(dt, x, i) != 0; }
+};
+
+template <typename P> __global__ void chunk_count_kernel(P pred, int64_t n, int64_t chunk, int64_t *cnt, int64_t nch)
+{
+    MRT_CU_FOR(t, nch) {
+        int64_t k = 0, end = (t + 1) * chunk < n ? (t + 1) * chunk : n;
+        for (int64_t i = t * chunk; i < end; i++) k += pred(i);
+        cnt[t] = k;
+    }
+}
+
+// cnt becomes the exclusive prefix sums, cnt[nch] the total: one thread, in order.
+__global__ void chunk_scan_kernel(int64_t *cnt, int64_t nch)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        int64_t sum = 0;
+        for (int64_t t = 0; t < nch; t++) {
+            int64_t k = cnt[t];
+            cnt[t] = sum;
+            sum += k;
+        }
+        cnt[nch] = sum;
+    }
+}
+
+// The positions of the selected elements, in order: sel[k] = the k-th i with pred(i).
+template <typename P> __global__ void chunk_select_kernel(P pred, int64_t n, int64_t chunk, const int64_t *off, int64_t nch, int64_t *sel)
+{
+    MRT_CU_FOR(t, nch) {
+        int64_t k = off[t], end = (t + 1) * chunk < n ? (t + 1) * chunk : n;
+        for (int64_t i = t * chunk; i < end; i++)
+            if (pred(i)) sel[k++] = i;
+    }
+}
+
+// sel (n entries, of which the first cnt[nch] are used) and cnt (nch + 1) in the node's workspace.
+template <typename P> mrt_status select_positions(mrt_op_ctx *ctx, P pred, int64_t n, int64_t **sel, int64_t **cnt, int64_t *nch)
+{
+    int64_t chunk = chunk_of(n);
+    *nch = (n + chunk - 1) / chunk;
+    char *ws = (char *)mrt_workspace(ctx, (size_t)(n + *nch + 1) * sizeof(int64_t));
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+    *sel = (int64_t *)ws;
+    *cnt = *sel + n;
+    cudaStream_t s = mrt_cu_stream(ctx);
+    auto *kc = chunk_count_kernel<P>;
+    auto *ks = chunk_select_kernel<P>;
+    MRT_LAUNCH(kc, mrt_cu_blocks(*nch), MRT_CU_THREADS, 0, s, pred, n, chunk, *cnt, *nch);
+    MRT_LAUNCH(chunk_scan_kernel, 1, 1, 0, s, *cnt, *nch);
+    MRT_LAUNCH(ks, mrt_cu_blocks(*nch), MRT_CU_THREADS, 0, s, pred, n, chunk, (const int64_t *)*cnt, *nch, *sel);
+    MRT_CU_CHECK_LAUNCH(ctx, "selection kernels");
+    return MRT_STATUS_OK;
+}
+
+template <typename T>
+__global__ void compress_kernel(const T *x, T *y, const int64_t *sel, int64_t total, int64_t count, int64_t dim, int64_t inner)
+{
+    MRT_CU_FOR(e, total) {
+        int64_t i = e % inner, q = e / inner, k = q % count, o = q / count;
+        y[e] = x[(o * dim + sel[k]) * inner + i];
+    }
+}
+
+// infer sized the output (at run time when the condition is not a constant): count = its length along the axis.
+mrt_status cu_compress(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *cond = mrt_input(ctx, 1);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int64_t outer = 1, inner = 1, dim = mrt_tensor_numel(x), count = mrt_tensor_numel(y);
+    if (mrt_node_attr(ctx->node, "axis")) {
+        int axis = norm_axis(ctx, x->rank, 0);
+        dim = x->shape[axis];
+        count = y->shape[axis];
+        for (int d = 0; d < axis; d++) outer *= x->shape[d];
+        for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
+    }
+    int64_t total = mrt_tensor_numel(y), n = cond->shape[0] < dim ? cond->shape[0] : dim;
+    if (total == 0) return MRT_STATUS_OK;
+    int64_t *sel, *cnt, nch;
+    MRT_TRY(select_positions(ctx, cond_pred{(const uint8_t *)cond->data}, n, &sel, &cnt, &nch));
+    bool done = false;
+    [&]() -> bool {
+        MRT_CU_SWITCH_MOVE(mrt_cu_move_bytes(x->dtype), {
+            auto *k = compress_kernel<elem_t>;
+            MRT_LAUNCH(k, mrt_cu_blocks(total), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const elem_t *)x->data,
+                       (elem_t *)y->data, (const int64_t *)sel, total, count, dim, inner);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "Compress kernel");
+    return MRT_STATUS_OK;
+}
+
+struct nz_geom {
+    int rank;
+    int64_t dims[MRT_MAX_RANK];
+};
+
+// Column k of the output: the coordinates of the k-th non-zero element.
+__global__ void nonzero_kernel(const int64_t *sel, int64_t count, nz_geom g, int64_t *y)
+{
+    MRT_CU_FOR(k, count) {
+        int64_t q = sel[k];
+        for (int d = g.rank - 1; d >= 0; d--) {
+            y[d * count + k] = q % g.dims[d];
+            q /= g.dims[d];
+        }
+    }
+}
+
+mrt_status cu_nonzero(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    int64_t n = mrt_tensor_numel(x), count = 0, *sel = NULL, *cnt = NULL, nch = 0;
+    nz_geom g;
+    memset(&g, 0, sizeof g);
+    g.rank = x->rank ? x->rank : 1; // a scalar behaves like a 1-element vector (numpy)
+    for (int d = 0; d < g.rank; d++) g.dims[d] = x->rank ? x->shape[d] : 1;
+    if (n > 0) {
+        nonzero_pred p{x->data, (int)x->dtype, mrt_dtype_is_float(x->dtype)};
+        MRT_TRY(select_positions(ctx, p, n, &sel, &cnt, &nch));
+        MRT_TRY(mrt_cu_read(ctx, &count, cnt + nch, sizeof count, "the non-zero count"));
+    }
+    int64_t shape[2] = {g.rank, count};
+    mrt_tensor *y;
+    MRT_TRY(mrt_output_alloc(ctx, 0, MRT_DTYPE_INT64, 2, shape, &y));
+    if (!y || count == 0) return MRT_STATUS_OK;
+    MRT_LAUNCH(nonzero_kernel, mrt_cu_blocks(count), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const int64_t *)sel, count, g,
+               (int64_t *)y->data);
+    MRT_CU_CHECK_LAUNCH(ctx, "NonZero kernel");
+    return MRT_STATUS_OK;
+}
+
+// ------------------------------------------------------------------ OneHot
+
+// Element e of the output: on_value where the index (normalised, in range) equals its position along the axis.
+template <typename T>
+__global__ void one_hot_kernel(const void *idx, int idt, bool fidx, const T *vals, T *y, int64_t total, int64_t depth,
+                               int64_t inner)
+{
+    MRT_CU_FOR(e, total) {
+        int64_t i = e % inner, q = e / inner, at = q % depth, o = q / depth, p = o * inner + i, v;
+        bool ok = true; // NaN, inf and huge float indices: all off_value
+        if (fidx) {
+            double dv = q_ld(idt, idx, p);
+            ok = dv > -9e18 && dv < 9e18;
+            v = ok ? (int64_t)dv : 0;
+        } else {
+            v = q_ldi(idt, idx, p);
+        }
+        if (v < 0) v += depth;
+        y[e] = vals[ok && v == at ? 1 : 0];
+    }
+}
+
+mrt_status cu_one_hot(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *idx = mrt_input(ctx, 0), *vals = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int axis = norm_axis(ctx, y->rank, -1);
+    int64_t depth = y->shape[axis], inner = 1, total = mrt_tensor_numel(y);
+    for (int d = axis + 1; d < y->rank; d++) inner *= y->shape[d];
+    if (total == 0) return MRT_STATUS_OK;
+    bool done = false;
+    [&]() -> bool {
+        MRT_CU_SWITCH_MOVE(mrt_cu_move_bytes(vals->dtype), {
+            auto *k = one_hot_kernel<elem_t>;
+            MRT_LAUNCH(k, mrt_cu_blocks(total), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const void *)idx->data, (int)idx->dtype,
+                       mrt_dtype_is_float(idx->dtype), (const elem_t *)vals->data, (elem_t *)y->data, total, depth, inner);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(vals->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "OneHot kernel");
+    return MRT_STATUS_OK;
+}
+
+// Indices of any numeric type (read through elem_any.cuh, packed ones included); values and output whole bytes.
+bool one_hot_supports(const mrt_op_ctx *ctx, char *why, size_t len)
+{
+    const mrt_value *v = ctx->inputs[2], *y = ctx->outputs[0];
+    mrt_dtype dt = v && v->kind == MRT_VALUE_TENSOR ? v->tensor.dtype : MRT_DTYPE_UNDEFINED;
+    if (mrt_cu_move_bytes(dt) && y && y->kind == MRT_VALUE_TENSOR) return true;
+    snprintf(why, len, "OneHot values of dtype %s are not moved by the CUDA kernel (sub-byte elements)", mrt_dtype_name(dt));
+    return false;
+}
+
+// NonZero reads any numeric input through elem_any.cuh (the opdef refused strings and complex).
+bool nonzero_supports(const mrt_op_ctx *ctx, char *why, size_t len)
+{
+    const mrt_value *x = ctx->inputs[0];
+    mrt_dtype dt = x && x->kind == MRT_VALUE_TENSOR ? x->tensor.dtype : MRT_DTYPE_UNDEFINED;
+    if (dt == MRT_DTYPE_BOOL || mrt_dtype_is_integer(dt) || mrt_dtype_is_float(dt)) return true;
+    snprintf(why, len, "NonZero of dtype %s is not supported by the CUDA kernel", mrt_dtype_name(dt));
+    return false;
+}
+
+// ------------------------------------------------------------------ TensorScatter
+
+struct ts_geom {
+    int64_t mid, inner, seq, max_seq;
+    bool circular;
+};
+
+// One thread per element of update; the positions of one batch entry are distinct (seq <= max_seq), so no two
+// threads write one element.
+template <typename T>
+__global__ void tensor_scatter_kernel(T *y, const T *upd, const void *wi, bool i32, int64_t n, ts_geom g)
+{
+    MRT_CU_FOR(e, n) {
+        int64_t k = e % g.inner, q = e / g.inner, s = q % g.seq, bm = q / g.seq, b = bm / g.mid;
+        int64_t at = (wi ? load_index(wi, i32, b) : 0) + s;
+        if (g.circular) at = ((at % g.max_seq) + g.max_seq) % g.max_seq;
+        y[(bm * g.max_seq + at) * g.inner + k] = upd[e];
+    }
+}
+
+mrt_status cu_tensor_scatter(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *past = mrt_input(ctx, 0), *upd = mrt_input(ctx, 1), *wi = mrt_input(ctx, 2);
+    mrt_tensor *y = mrt_output(ctx, 0);
+    int axis;
+    MRT_TRY(mrt_normalize_axis(ctx, "attribute 'axis'", mrt_attr_int(ctx, "axis", -2), past->rank, &axis));
+    ts_geom g;
+    g.circular = strcmp(mrt_attr_string(ctx, "mode", "linear"), "circular") == 0;
+    int64_t batch = past->shape[0];
+    g.mid = 1, g.inner = 1, g.max_seq = past->shape[axis], g.seq = upd->shape[axis];
+    for (int d = 1; d < axis; d++) g.mid *= past->shape[d];
+    for (int d = axis + 1; d < past->rank; d++) g.inner *= past->shape[d];
+    if (wi) { // the CPU's checks, in its order, on a host copy of the (batch) write indices (none fails without them)
+        mrt_cu_host_inputs h;
+        MRT_TRY(h.load(ctx, 2));
+        const mrt_tensor *hw = mrt_input(&h.ctx, 2);
+        for (int64_t b = 0; b < batch; b++) {
+            int64_t start = hw->dtype == MRT_DTYPE_INT32 ? ((const int32_t *)hw->data)[b] : ((const int64_t *)hw->data)[b];
+            if (start > INT64_MAX - g.seq)
+                return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "write_indices[%lld] = %lld overflows", (long long)b, (long long)start);
+            if (g.circular && g.max_seq > 0) continue;
+            for (int64_t s = 0; s < g.seq; s++) {
+                int64_t at = start + s;
+                if (at < 0 || at >= g.max_seq)
+                    return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG,
+                                       "batch %lld writes position %lld of a cache of %lld (write_indices %lld + %lld; linear mode)",
+                                       (long long)b, (long long)at, (long long)g.max_seq, (long long)start, (long long)s);
+            }
+        }
+    }
+    MRT_TRY(mrt_cu_copy_all(ctx, y, past));
+    int64_t n = mrt_tensor_numel(upd);
+    if (n == 0) return MRT_STATUS_OK;
+    bool done = false;
+    [&]() -> bool {
+        MRT_CU_SWITCH_MOVE(mrt_cu_move_bytes(past->dtype), {
+            auto *k = tensor_scatter_kernel<elem_t>;
+            MRT_LAUNCH(k, mrt_cu_blocks(n), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (elem_t *)y->data, (const elem_t *)upd->data,
+                       wi ? (const void *)wi->data : (const void *)NULL, wi && wi->dtype == MRT_DTYPE_INT32, n, g);
+            done = true;
+        })
+        return false;
+    }();
+    if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(past->dtype));
+    MRT_CU_CHECK_LAUNCH(ctx, "TensorScatter kernel");
+    return MRT_STATUS_OK;
+}
+
 bool movable(const mrt_op_ctx *ctx, char *why, size_t len) { return mrt_cu_movable(ctx, why, len); }
 
 } // namespace
@@ -458,7 +751,9 @@ bool movable(const mrt_op_ctx *ctx, char *why, size_t len) { return mrt_cu_movab
 extern "C" const mrt_kernel mrt_cuda_kernels_gather[] = {
     R("Gather", 1, cu_gather), R("GatherElements", 11, cu_gather_elements), R("GatherND", 11, cu_gather_nd),
     R("Scatter", 9, cu_scatter_elements), R("ScatterElements", 11, cu_scatter_elements),
-    R("ScatterND", 11, cu_scatter_nd),
+    R("ScatterND", 11, cu_scatter_nd), R("Compress", 9, cu_compress), R("TensorScatter", 24, cu_tensor_scatter),
+    MRT_CU_ROW_S("OneHot", 9, cu_one_hot, one_hot_supports, W),
+    MRT_CU_ROW_S("NonZero", 9, cu_nonzero, nonzero_supports, 0),
     {0},
 };
 #undef R
