@@ -155,6 +155,11 @@ static unsigned minifloat_encode(const minifloat *mf, double v)
         return 0; /* float4 has no NaN */
     }
     if (isinf(v) && mf->has_inf) return (v < 0 ? (1u << (total - 1)) : 0) | (((1u << mf->exp_bits) - 1) << mf->man_bits);
+    /* values far past the largest (inf in a format without it, 1e30) saturate: their error from every code rounds
+       to the same (inf, or 1e30), so the search below would keep code 0; 2^(2^exp_bits) lies beyond every finite
+       code and tells them apart */
+    double far = ldexp(1.0, 1 << mf->exp_bits);
+    if (fabs(v) > far) v = copysign(far, v);
     double best_err = INFINITY;
     for (unsigned c = 0; c < n; c++) {
         double d = minifloat_decode(mf, c);

@@ -55,6 +55,9 @@ __host__ __device__ inline unsigned minifloat_encode(const minifloat &mf, double
         return 0; // float4 has no NaN
     }
     if (isinf(v) && mf.has_inf) return (v < 0 ? (1u << (total - 1)) : 0) | (((1u << mf.exp_bits) - 1) << mf.man_bits);
+    // values far past the largest (inf without an inf code, 1e30) saturate: 2^(2^exp_bits) tells the codes apart
+    const double far = ldexp(1.0, 1 << mf.exp_bits);
+    if (fabs(v) > far) v = copysign(far, v);
     double best_err = INFINITY;
     for (unsigned c = 0; c < n; c++) {
         double d = minifloat_decode(mf, c);

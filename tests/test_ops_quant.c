@@ -573,3 +573,26 @@ Test(quant, errors)
     mrt_tensor *all[] = {&x, &bad, &sb, &xf, &s, &z, &z4};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) mrt_tensor_release(all[i]);
 }
+
+/* The engine's generic store (mrt_store_f64, used wherever a kernel writes a small float by value) saturates +-inf
+   in the formats without an infinity, as it does any value past the largest: it once stored 0 (every code's error
+   from inf is inf, so the nearest-code search kept its first code; 1e30 likewise). */
+Test(quant, store_f64_saturates_infinity)
+{
+    static const struct { mrt_dtype dt; double max; bool has_inf; } f[] = {
+        {MRT_DTYPE_FLOAT8E4M3FN, 448, false},   {MRT_DTYPE_FLOAT8E4M3FNUZ, 240, false},
+        {MRT_DTYPE_FLOAT8E5M2FNUZ, 57344, false}, {MRT_DTYPE_FLOAT4E2M1, 6, false},
+        {MRT_DTYPE_FLOAT8E5M2, 57344, true},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        uint8_t bytes[2] = {0, 0};
+        mrt_store_f64(f[i].dt, bytes, 0, INFINITY);
+        mrt_store_f64(f[i].dt, bytes, 1, -INFINITY);
+        double hi = mrt_load_f64(f[i].dt, bytes, 0), lo = mrt_load_f64(f[i].dt, bytes, 1);
+        double want = f[i].has_inf ? INFINITY : f[i].max;
+        cr_expect_eq(hi, want, "%s: +inf stored as %g, expected %g", mrt_dtype_name(f[i].dt), hi, want);
+        cr_expect_eq(lo, -want, "%s: -inf stored as %g, expected %g", mrt_dtype_name(f[i].dt), lo, -want);
+        mrt_store_f64(f[i].dt, bytes, 0, 1e30); /* finite values past the largest saturate too */
+        if (!f[i].has_inf) cr_expect_eq(mrt_load_f64(f[i].dt, bytes, 0), f[i].max, "%s: 1e30", mrt_dtype_name(f[i].dt));
+    }
+}
