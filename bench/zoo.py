@@ -136,6 +136,11 @@ def main():
                 continue
             got = [np.load(os.path.join(od, o + ".npy")) for o in meta["outputs"]]
         diff, note = agreement(got, ref, meta["family"])
+        tref = os.path.join(a.cache, f"{n}__torch_output.npy")
+        if os.path.exists(tref):  # the recurrent models: both engines against PyTorch's own output
+            t = [np.load(tref)]
+            note = (note + "; " if note else "") + (f"vs PyTorch: minirt {agreement(got[:1], t, '')[0]:.1e}, "
+                                                    f"ORT {agreement(ref[:1], t, '')[0]:.1e}")
         flag = ("" if diff <= TOLERANCE else " MISMATCH") + (f" ({note})" if note else "")
         bad += diff > TOLERANCE
         mt, ot = [], []
@@ -150,10 +155,11 @@ def main():
                     ot.append((time.perf_counter() - r0) * 1e3)
                     runs += 1
         m, o = (statistics.median(mt), statistics.median(ot)) if mt else (None, None)
-        rows.append((n, meta["family"], f"{diff:.1e}{flag}", f"{m:.2f}" if m else "", f"{o:.2f}" if o else "",
+        ms = lambda v: f"{v:.3f}" if v < 1 else f"{v:.2f}"  # the small recurrent models run in tens of us
+        rows.append((n, meta["family"], f"{diff:.1e}{flag}", ms(m) if m else "", ms(o) if o else "",
                      f"{o / m:.2f}" if m else ""))
         print(f"{n:40s} agreement {diff:.1e}{flag}  first run {first_s:.1f} s" +
-              (f"  minirt {m:.2f} ms  ORT {o:.2f} ms  ratio {o / m:.2f}" if m else ""), flush=True)
+              (f"  minirt {ms(m)} ms  ORT {ms(o)} ms  ratio {o / m:.2f}" if m else ""), flush=True)
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"{datetime.date.today().isoformat()}-{platform.node() or 'machine'}-zoo")
     path, k = base + ".md", 2
@@ -164,7 +170,8 @@ def main():
         f.write(f"- command: `python3 bench/zoo.py {' '.join(sys.argv[1:])}`\n")
         f.write(f"- onnxruntime {ort.__version__}, {a.threads} threads, {a.rounds} alternating rounds x {a.duration} s\n")
         f.write("- agreement: max |minirt - ORT| / max |ORT| over every output (detection: the sorted scores, and the "
-                "boxes that have a match of the same label within 1e-3)\n")
+                "boxes that have a match of the same label within 1e-3; recurrent models: also each engine against "
+                "PyTorch's output)\n")
         f.write("- ratio: ORT median / minirt median (> 1: minirt is faster); few rounds on a noisy machine: leads, "
                 "not results\n\n")
         f.write("| model | family | agreement | minirt ms | ORT ms | ratio |\n|---|---|---|---|---|---|\n")
