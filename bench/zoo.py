@@ -5,6 +5,7 @@ examples:
     python3 bench/zoo.py                               # every model, 2 threads, 3 rounds x 1 s
     python3 bench/zoo.py --models llama gpt2 --rounds 1 --duration 0.5
     python3 bench/zoo.py --no-timing                   # agreement only
+    python3 bench/zoo.py --models gru_h128_s16_b1 --baseline /tmp/minirt-before   # before/after, same rounds
 
 The models are torchvision's (classification, segmentation, video, detection) and small Hugging Face encoders
 and decoders, random weights with fixed seeds, exported the standard way (eval mode, opset 17) by
@@ -92,6 +93,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", default=os.path.join(ROOT, "build", "zoo"), help="exported models (default build/zoo)")
     ap.add_argument("--minirt", default=os.path.join(ROOT, "build", "minirt"))
+    ap.add_argument("--baseline", metavar="MINIRT", help="another minirt build (a copy of the binary before a change), "
+                    "timed in the same alternating rounds: a before/after measurement beside ONNX Runtime")
     ap.add_argument("--models", nargs="+", help="a subset (default: every model export_zoo.py knows)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
@@ -109,7 +112,7 @@ def main():
     rows, bad = [], 0
     for n in names:
         if n in skipped:
-            rows.append((n, "-", "not exported (see the export's message)", "", "", ""))
+            rows.append((n, "-", "not exported (see the export's message)", "", "", "") + (("", "") if a.baseline else ()))
             continue
         with open(os.path.join(a.cache, n + ".json")) as f:
             meta = json.load(f)
@@ -131,29 +134,50 @@ def main():
             if r.returncode != 0:
                 bad += 1
                 msg = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[-1]
-                rows.append((n, meta["family"], "FAILED: " + msg.replace("|", "/")[:150], "", "", ""))
+                rows.append((n, meta["family"], "FAILED: " + msg.replace("|", "/")[:150], "", "", "") +
+                            (("", "") if a.baseline else ()))
                 print(f"{n}: minirt failed: {msg}", flush=True)
                 continue
             got = [np.load(os.path.join(od, o + ".npy")) for o in meta["outputs"]]
         diff, note = agreement(got, ref, meta["family"])
+        tref = os.path.join(a.cache, f"{n}__torch_output.npy")
+        if os.path.exists(tref):  # the recurrent models: both engines against PyTorch's own output
+            t = [np.load(tref)]
+            note = (note + "; " if note else "") + (f"vs PyTorch: minirt {agreement(got[:1], t, '')[0]:.1e}, "
+                                                    f"ORT {agreement(ref[:1], t, '')[0]:.1e}")
         flag = ("" if diff <= TOLERANCE else " MISMATCH") + (f" ({note})" if note else "")
         bad += diff > TOLERANCE
-        mt, ot = [], []
+        mt, ot, bt = [], [], []
+        spread = []  # per round: ORT's median / minirt's (and / the baseline's), for the noise
         if not a.no_timing:
             for _ in range(a.rounds):
-                mt += minirt_median(a.minirt, model, args, a.threads, a.duration)
+                if a.baseline:
+                    bround = minirt_median(a.baseline, model, args, a.threads, a.duration)
+                    bt += bround
+                mround = minirt_median(a.minirt, model, args, a.threads, a.duration)
+                mt += mround
                 sess.run(None, feeds)
-                t0, runs = time.perf_counter(), 0
+                t0, runs, oround = time.perf_counter(), 0, []
                 while time.perf_counter() - t0 < a.duration or runs < 3:
                     r0 = time.perf_counter()
                     sess.run(None, feeds)
-                    ot.append((time.perf_counter() - r0) * 1e3)
+                    oround.append((time.perf_counter() - r0) * 1e3)
                     runs += 1
+                ot += oround
+                om = statistics.median(oround)
+                spread.append((om / statistics.median(mround), om / statistics.median(bround) if a.baseline else 0))
         m, o = (statistics.median(mt), statistics.median(ot)) if mt else (None, None)
-        rows.append((n, meta["family"], f"{diff:.1e}{flag}", f"{m:.2f}" if m else "", f"{o:.2f}" if o else "",
-                     f"{o / m:.2f}" if m else ""))
+        ms = lambda v: f"{v:.3f}" if v < 1 else f"{v:.2f}"  # the small recurrent models run in tens of us
+        rng = lambda i: f" ({min(x[i] for x in spread):.2f}-{max(x[i] for x in spread):.2f})" if len(spread) > 1 else ""
+        row = (n, meta["family"], f"{diff:.1e}{flag}", ms(m) if m else "", ms(o) if o else "",
+               f"{o / m:.2f}{rng(0)}" if m else "")
+        if a.baseline:
+            b = statistics.median(bt) if bt else None
+            row += (ms(b) if b else "", f"{o / b:.2f}{rng(1)}" if b else "")
+        rows.append(row)
         print(f"{n:40s} agreement {diff:.1e}{flag}  first run {first_s:.1f} s" +
-              (f"  minirt {m:.2f} ms  ORT {o:.2f} ms  ratio {o / m:.2f}" if m else ""), flush=True)
+              (f"  minirt {ms(m)} ms  ORT {ms(o)} ms  ratio {o / m:.2f}" if m else "") +
+              (f"  baseline {ms(b)} ms  ratio {o / b:.2f}" if a.baseline and b else ""), flush=True)
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"{datetime.date.today().isoformat()}-{platform.node() or 'machine'}-zoo")
     path, k = base + ".md", 2
@@ -164,10 +188,16 @@ def main():
         f.write(f"- command: `python3 bench/zoo.py {' '.join(sys.argv[1:])}`\n")
         f.write(f"- onnxruntime {ort.__version__}, {a.threads} threads, {a.rounds} alternating rounds x {a.duration} s\n")
         f.write("- agreement: max |minirt - ORT| / max |ORT| over every output (detection: the sorted scores, and the "
-                "boxes that have a match of the same label within 1e-3)\n")
-        f.write("- ratio: ORT median / minirt median (> 1: minirt is faster); few rounds on a noisy machine: leads, "
-                "not results\n\n")
-        f.write("| model | family | agreement | minirt ms | ORT ms | ratio |\n|---|---|---|---|---|---|\n")
+                "boxes that have a match of the same label within 1e-3; recurrent models: also each engine against "
+                "PyTorch's output)\n")
+        f.write("- ratio: ORT median / minirt median (> 1: minirt is faster), in brackets the range of the rounds' ratios; few "
+                "rounds on a noisy machine: leads, not results\n\n")
+        if a.baseline:
+            f.write(f"- baseline: `{a.baseline}`, timed first in every round; its ratio is ORT median / baseline median\n\n")
+            f.write("| model | family | agreement | minirt ms | ORT ms | ratio | baseline ms | baseline ratio |\n"
+                    "|---|---|---|---|---|---|---|---|\n")
+        else:
+            f.write("| model | family | agreement | minirt ms | ORT ms | ratio |\n|---|---|---|---|---|---|\n")
         for row in rows:
             f.write("| " + " | ".join(row) + " |\n")
     print(f"zoo.py: wrote {path}")

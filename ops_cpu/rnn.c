@@ -1,7 +1,8 @@
 /* CPU kernels: RNN, GRU, LSTM (7, 14, 22), every attribute of the spec (directions, activations with alpha/beta,
- * clip, sequence_lens, initial states, peepholes, input_forget, linear_before_reset, layout 0/1). float and
- * double through BLAS GEMMs (one for the input projection of all steps, one per step for the recurrence);
- * float16/bfloat16 computed in float. Clip bounds the gates' pre-activations; like ONNX Runtime, LSTM's h(Ct) takes
+ * clip, sequence_lens, initial states, peepholes, input_forget, linear_before_reset, layout 0/1). float32 with
+ * constant W and R: minirt's SGEMM on weights packed at prepare, gates in float (the packed path below). Otherwise
+ * (double, the float64 mode, float16/bfloat16 computed in float, W or R not constant) through BLAS GEMMs (one for
+ * the input projection of all steps, one per step for the recurrence), gates in double. Clip bounds the gates' pre-activations; like ONNX Runtime, LSTM's h(Ct) takes
  * the unclipped cell state. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include "engine/opdef/rnn.h"
 #include "engine/registry.h"
 #include "ops_cpu/linear.h"
+#include "ops_cpu/sgemm.h"
+#include "ops_cpu/vmath.h"
 
 typedef struct rnn_io {
     const void *x, *w, *r, *b, *h0, *c0, *p; /* b, h0, c0, p may be NULL */
@@ -61,6 +64,233 @@ static inline double clipv(const mrt_rnn_desc *d, double v)
 #undef RT_T
 #undef RT_FN
 #undef RT_GEMM
+
+/* ------------------------------------------------------------------ packed float32 path
+ * float32 with constant W and R (mrt_rnn_packs): prepare packs Wᵀ of both directions as one GEMM operand and each
+ * direction's Rᵀ (GRU without linear_before_reset: its z/r part and its h part apart), so that a run is one
+ * threaded GEMM for every step's and direction's X·Wᵀ, then per direction and step one single-threaded GEMM on
+ * the packed Rᵀ (two for that GRU) and the gates in float over rows of hidden_size (Sigmoid and Tanh through
+ * ops_cpu/vmath's vector functions, the other activations per element in double like the unpacked path). Two
+ * directions run on two threads, each on its own buffers. Nothing allocates or dispatches per step. */
+
+typedef struct rnn_packed {
+    const float *w;        /* Wᵀ [input, num_dir * gates * hidden] packed as a GEMM B */
+    const float *r[2][2];  /* per direction Rᵀ [hidden, gates * hidden]; split GRU: [0] the z, r columns, [1] h's */
+} rnn_packed;
+
+static inline bool gru_split(const mrt_rnn_desc *d) { return d->cell == MRT_RNN_CELL_GRU && !d->linear_before_reset; }
+
+static mrt_status pack_rt(mrt_op_ctx *ctx, const float *r, int64_t n, int64_t h, const float **out)
+{
+    float *p;
+    MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_sgemm_packed_b_floats(h, n), &p));
+    mrt_sgemm_pack_b(r, 1, h, h, n, p); /* B(kk, j) = R[j, kk] */
+    *out = p;
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_rnn_prepare(mrt_op_ctx *ctx, void **state)
+{
+    mrt_rnn_desc d;
+    MRT_TRY(mrt_rnn_desc_get(ctx, &d));
+    if (!mrt_rnn_packs(ctx, &d)) return MRT_STATUS_OK;
+    const float *w = mrt_input(ctx, 1)->data, *r = mrt_input(ctx, 2)->data;
+    int64_t H = d.hidden, GH = d.gates * H, IN = d.input;
+    rnn_packed *pk = mrt_plan_alloc(ctx, sizeof *pk);
+    if (!pk) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing the weights");
+    memset(pk, 0, sizeof *pk);
+    float *pw;
+    MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_sgemm_packed_b_floats(IN, d.num_dir * GH), &pw));
+    mrt_sgemm_pack_b(w, 1, IN, IN, d.num_dir * GH, pw); /* B(kk, j) = W[j, kk], W viewed as [num_dir*GH, IN] */
+    pk->w = pw;
+    for (int dir = 0; dir < d.num_dir; dir++) {
+        const float *rd = r + dir * GH * H;
+        if (gru_split(&d)) {
+            MRT_TRY(pack_rt(ctx, rd, 2 * H, H, &pk->r[dir][0]));
+            MRT_TRY(pack_rt(ctx, rd + 2 * H * H, H, H, &pk->r[dir][1]));
+        } else {
+            MRT_TRY(pack_rt(ctx, rd, GH, H, &pk->r[dir][0]));
+        }
+    }
+    *state = pk;
+    ctx->prepared_inputs |= 1u << 1 | 1u << 2; /* run reads the packed copies only */
+    return MRT_STATUS_OK;
+}
+
+typedef struct rnn_f32_job {
+    const mrt_rnn_desc *d;
+    const rnn_io *io;
+    const rnn_packed *pk;
+    float *xw, *hr, *h, *c, *tmp, *bias, *rbh, *step_ws;
+    int64_t step_ws_floats;
+} rnn_f32_job;
+
+/* f(x) over n floats in place */
+static void act_vec(const mrt_rnn_act *a, float *x, int64_t n)
+{
+    switch (a->kind) {
+    case MRT_RNN_ACT_SIGMOID: mrt_vsigmoid_f32(x, x, n); return;
+    case MRT_RNN_ACT_TANH: mrt_vtanh_f32(x, x, n); return;
+    case MRT_RNN_ACT_RELU:
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0.0f;
+        return;
+    default:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)mrt_rnn_act_apply(a, (double)x[i]);
+    }
+}
+
+static void clip_vec(const mrt_rnn_desc *d, float *x, int64_t n)
+{
+    if (!d->has_clip) return;
+    float c = (float)d->clip; /* the attribute is a float */
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] > c ? c : x[i] < -c ? -c : x[i];
+}
+
+/* C[B, n] = h[B, H] * packed Rᵀ[H, n] on this thread, rows ldc apart */
+static void step_gemm(const rnn_f32_job *j, const float *h, const float *rt, int64_t n, float *c, float *ws)
+{
+    const mrt_rnn_desc *d = j->d;
+    mrt_sgemm_b b = {.packed = rt};
+    mrt_sgemm_out o = {.c = c, .ldc = d->gates * d->hidden};
+    mrt_sgemm_run(NULL, d->batch, n, d->hidden, NULL, h, d->hidden, 1, &b, &o, ws);
+}
+
+static void f32_direction(const rnn_f32_job *j, int dir)
+{
+    const mrt_rnn_desc *d = j->d;
+    const rnn_io *io = j->io;
+    const int64_t H = d->hidden, GH = d->gates * H, B = d->batch, S = d->seq, XLD = d->num_dir * GH;
+    const bool backwards = dir == 1 || d->reverse, split = gru_split(d);
+    const mrt_rnn_act *act = d->acts[dir];
+    const float *P = io->p ? (const float *)io->p + dir * 3 * H : NULL;
+    const float *xw = j->xw + dir * GH, *bias = j->bias + dir * GH, *rbh = j->rbh + dir * H;
+    float *hr = j->hr + dir * B * GH, *h = j->h + dir * B * H, *c = j->c ? j->c + dir * B * H : NULL;
+    float *tmp = j->tmp + dir * B * H, *ws = j->step_ws + dir * j->step_ws_floats;
+    const float *rt = j->pk->r[dir][0], *rt_h = j->pk->r[dir][1];
+
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t k = 0; k < H; k++) {
+            int64_t at = state_off(d, dir, b) + k;
+            h[b * H + k] = io->h0 ? ((const float *)io->h0)[at] : 0.0f;
+            if (c) c[b * H + k] = io->c0 ? ((const float *)io->c0)[at] : 0.0f;
+        }
+
+    for (int64_t s = 0; s < S; s++) {
+        step_gemm(j, h, rt, split ? 2 * H : GH, hr, ws);
+        if (split) { /* z and r, then (r (.) H(t-1)) * Rhᵀ */
+            for (int64_t b = 0; b < B; b++) {
+                float *g = hr + b * GH, *rh = tmp + b * H;
+                if (s >= io->lens[b]) {
+                    memset(rh, 0, (size_t)H * sizeof(float));
+                    continue;
+                }
+                int64_t t = backwards ? io->lens[b] - 1 - s : s;
+                const float *xr = xw + x_row(d, t, b) * XLD;
+                for (int64_t k = 0; k < 2 * H; k++) g[k] = xr[k] + g[k] + bias[k];
+                clip_vec(d, g, 2 * H);
+                act_vec(&act[0], g, 2 * H);
+                for (int64_t k = 0; k < H; k++) rh[k] = g[H + k] * h[b * H + k];
+            }
+            step_gemm(j, tmp, rt_h, H, hr + 2 * H, ws);
+        }
+        for (int64_t b = 0; b < B; b++) {
+            if (s >= io->lens[b]) continue;
+            int64_t t = backwards ? io->lens[b] - 1 - s : s;
+            const float *xr = xw + x_row(d, t, b) * XLD;
+            float *g = hr + b * GH, *hb = h + b * H;
+            if (d->cell == MRT_RNN_CELL_RNN) {
+                for (int64_t k = 0; k < H; k++) hb[k] = xr[k] + g[k] + bias[k];
+                clip_vec(d, hb, H);
+                act_vec(&act[0], hb, H);
+            } else if (d->cell == MRT_RNN_CELL_GRU) {
+                float *zr = g, *hh = g + 2 * H;
+                if (split) {
+                    for (int64_t k = 0; k < H; k++) hh[k] = xr[2 * H + k] + hh[k] + bias[2 * H + k];
+                } else {
+                    for (int64_t k = 0; k < 2 * H; k++) zr[k] = xr[k] + zr[k] + bias[k];
+                    clip_vec(d, zr, 2 * H);
+                    act_vec(&act[0], zr, 2 * H);
+                    for (int64_t k = 0; k < H; k++)
+                        hh[k] = xr[2 * H + k] + bias[2 * H + k] + zr[H + k] * (hh[k] + rbh[k]);
+                }
+                clip_vec(d, hh, H);
+                act_vec(&act[1], hh, H);
+                for (int64_t k = 0; k < H; k++) hb[k] = (1.0f - zr[k]) * hh[k] + zr[k] * hb[k];
+            } else { /* gate order i, o, f, c; peepholes i, o, f */
+                float *ig = g, *og = g + H, *fg = g + 2 * H, *cg = g + 3 * H, *cb = c + b * H, *th = tmp + b * H;
+                for (int64_t k = 0; k < 4 * H; k++) g[k] = xr[k] + g[k] + bias[k];
+                if (P)
+                    for (int64_t k = 0; k < H; k++) {
+                        ig[k] += P[k] * cb[k];
+                        fg[k] += P[2 * H + k] * cb[k];
+                    }
+                clip_vec(d, ig, H);
+                act_vec(&act[0], ig, H);
+                if (d->input_forget) {
+                    for (int64_t k = 0; k < H; k++) fg[k] = 1.0f - ig[k];
+                } else {
+                    clip_vec(d, fg, H);
+                    act_vec(&act[0], fg, H);
+                }
+                clip_vec(d, cg, H);
+                act_vec(&act[1], cg, H);
+                for (int64_t k = 0; k < H; k++) cb[k] = fg[k] * cb[k] + ig[k] * cg[k];
+                if (P)
+                    for (int64_t k = 0; k < H; k++) og[k] += P[H + k] * cb[k];
+                clip_vec(d, og, H);
+                act_vec(&act[0], og, H);
+                memcpy(th, cb, (size_t)H * sizeof(float));
+                act_vec(&act[2], th, H);
+                for (int64_t k = 0; k < H; k++) hb[k] = og[k] * th[k];
+            }
+            if (io->y) memcpy((float *)io->y + y_off(d, t, dir, b), hb, (size_t)H * sizeof(float));
+        }
+    }
+
+    for (int64_t b = 0; b < B; b++) { /* final states; a sequence of length 0 reports zeros */
+        bool any = io->lens[b] > 0;
+        for (int64_t k = 0; k < H; k++) {
+            int64_t at = state_off(d, dir, b) + k;
+            if (io->yh) ((float *)io->yh)[at] = any ? h[b * H + k] : 0.0f;
+            if (io->yc) ((float *)io->yc)[at] = any ? c[b * H + k] : 0.0f;
+        }
+    }
+}
+
+static void f32_directions(void *arg, int64_t begin, int64_t end)
+{
+    for (int64_t dir = begin; dir < end; dir++) f32_direction(arg, (int)dir);
+}
+
+static mrt_status run_packed(mrt_op_ctx *ctx, const mrt_rnn_desc *d, const rnn_io *io, const rnn_packed *pk,
+                             void *const *part)
+{
+    const int64_t H = d->hidden, GH = d->gates * H, nd = d->num_dir;
+    rnn_f32_job j = {
+        .d = d, .io = io, .pk = pk, .xw = part[1], .hr = part[2], .h = part[3],
+        .c = d->cell == MRT_RNN_CELL_LSTM ? part[4] : NULL, .tmp = part[5], .bias = part[6], .rbh = part[7],
+        .step_ws = part[9], .step_ws_floats = mrt_rnn_step_ws_floats(d),
+    };
+    /* Wb + Rb folded into one bias, except GRU's Rbh under linear_before_reset, which r multiplies. */
+    for (int64_t dir = 0; dir < nd; dir++) {
+        const float *wb = io->b ? (const float *)io->b + dir * 2 * GH : NULL, *rb = wb ? wb + GH : NULL;
+        float *bias = j.bias + dir * GH, *rbh = j.rbh + dir * H;
+        for (int64_t k = 0; k < GH; k++) bias[k] = wb ? wb[k] + rb[k] : 0.0f;
+        for (int64_t k = 0; k < H; k++) rbh[k] = 0.0f;
+        if (d->linear_before_reset && wb)
+            for (int64_t k = 0; k < H; k++) {
+                bias[2 * H + k] = wb[2 * H + k];
+                rbh[k] = rb[2 * H + k];
+            }
+    }
+    /* every step's and direction's X·Wᵀ in one GEMM on the session's threads; rows in X's own (layout) order */
+    mrt_sgemm_b wb = {.packed = pk->w};
+    mrt_sgemm_out wo = {.c = j.xw, .ldc = nd * GH};
+    mrt_sgemm_run(ctx, d->seq * d->batch, nd * GH, d->input, NULL, io->x, d->input, 1, &wb, &wo, part[8]);
+    if (nd == 2 && ctx->n_threads > 1) mrt_parallel_for(ctx, 2, 1, f32_directions, &j);
+    else f32_directions(&j, 0, nd);
+    return MRT_STATUS_OK;
+}
 
 /* The step buffers, carved from the workspace infer requested and zeroed (the recurrences start from zero). */
 static void ws_carve(void *const *part, const int64_t *counts, rnn_ws *ws)
@@ -117,13 +347,12 @@ static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
     MRT_TRY(mrt_lin_blas_check(ctx, d.seq * d.batch, d.gates * d.hidden, d.input > d.hidden ? d.input : d.hidden));
     int64_t counts[MRT_RNN_WS_PARTS];
     void *part[MRT_RNN_WS_PARTS];
-    if (!mrt_rnn_workspace_parts(ctx, &d, counts))
+    const rnn_packed *pk = ctx->kernel_state;
+    if (!mrt_rnn_workspace_parts(ctx, &d, pk != NULL, counts))
         return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the work buffers' size overflows");
     if (!mrt_workspace_parts(ctx, MRT_RNN_WS_PARTS, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY;
     int64_t *lens = part[0];
     MRT_TRY(read_lens(ctx, &d, lens));
-    rnn_ws ws;
-    ws_carve(part, counts, &ws);
     mrt_status st;
     const mrt_tensor *in[8];
     for (int i = 0; i < 8; i++) in[i] = mrt_input(ctx, i);
@@ -138,6 +367,9 @@ static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
     io.y = y ? y->data : NULL;
     io.yh = yh ? yh->data : NULL;
     io.yc = yc ? yc->data : NULL;
+    if (pk) return run_packed(ctx, &d, &io, pk, part);
+    rnn_ws ws;
+    ws_carve(part, counts, &ws);
     mrt_dtype dt = in[0]->dtype;
     if (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE) st = run_typed(&d, &io, dt == MRT_DTYPE_DOUBLE, &ws);
     else if (mrt_lin_is_half(dt)) st = run_half(ctx, &d, &io, part, &ws);
@@ -146,14 +378,14 @@ static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_rnn[] = {
-    {"", "RNN", 7, mrt_cpu_rnn, NULL},
-    {"", "RNN", 14, mrt_cpu_rnn, NULL},
-    {"", "RNN", 22, mrt_cpu_rnn, NULL},
-    {"", "GRU", 7, mrt_cpu_rnn, NULL},
-    {"", "GRU", 14, mrt_cpu_rnn, NULL},
-    {"", "GRU", 22, mrt_cpu_rnn, NULL},
-    {"", "LSTM", 7, mrt_cpu_rnn, NULL},
-    {"", "LSTM", 14, mrt_cpu_rnn, NULL},
-    {"", "LSTM", 22, mrt_cpu_rnn, NULL},
+    {"", "RNN", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "RNN", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "RNN", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "GRU", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "GRU", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "GRU", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "LSTM", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "LSTM", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "LSTM", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
     {0},
 };

@@ -350,6 +350,12 @@ TILE_A_AVX512(3, MR, _r8)
 TILE_A_AVX512(1, 1, _r1)
 TILE_A_AVX512(2, 1, _r1)
 TILE_A_AVX512(3, 1, _r1)
+TILE_A_AVX512(1, 2, _r2)
+TILE_A_AVX512(2, 2, _r2)
+TILE_A_AVX512(3, 2, _r2)
+TILE_A_AVX512(1, 4, _r4)
+TILE_A_AVX512(2, 4, _r4)
+TILE_A_AVX512(3, 4, _r4)
 TILE_AVX512(tile1_avx512, 1, 1)
 TILE_AVX512(tile1_avx512, 2, 1)
 TILE_AVX512(tile1_avx512, 3, 1)
@@ -360,7 +366,9 @@ TILE_ROWS_AVX512(1, _acc, true)
 TILE_ROWS_AVX512(2, _acc, true)
 TILE_ROWS_AVX512(3, _acc, true)
 
-/* tile_avx512 with A read in place, rows lda floats apart */
+/* tile_avx512 with A read in place, rows lda floats apart; panels of 1, 2 or 4 rows compute only those rows' chains
+   (a recurrent step's product has the batch's rows, 1 to 4: eight rows' chains for four cost an LSTM of hidden 256
+   and batch 4 a third of its run) */
 static void tile_a_avx512(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr,
                           bool load, const float *bias, const mrt_reg_epilogue *te)
 {
@@ -368,6 +376,14 @@ static void tile_a_avx512(int64_t kc, const float *a, int64_t lda, const float *
         if (nr > 32) tile_a_avx512_r1_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
         else if (nr > 16) tile_a_avx512_r1_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
         else tile_a_avx512_r1_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+    } else if (mr == 2) {
+        if (nr > 32) tile_a_avx512_r2_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        else if (nr > 16) tile_a_avx512_r2_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        else tile_a_avx512_r2_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+    } else if (mr <= 4) {
+        if (nr > 32) tile_a_avx512_r4_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        else if (nr > 16) tile_a_avx512_r4_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        else tile_a_avx512_r4_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
     } else if (nr > 32) tile_a_avx512_r8_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
     else if (nr > 16) tile_a_avx512_r8_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
     else tile_a_avx512_r8_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);

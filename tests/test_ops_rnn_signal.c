@@ -1,7 +1,8 @@
 /* RNN/GRU/LSTM and DFT/STFT/MelWeightMatrix/windows against the naive references in tests/ref/rnn_signal_ref.c:
  * every direction, both layouts, sequence_lens (zeros included), initial states, peepholes, input_forget,
  * linear_before_reset, clip, activation lists with alpha/beta, opsets 7/14/22, float/double/float16/bfloat16,
- * the float64 oracle, omitted outputs, empty tensors; DFT forward/inverse/RFFT/IRFFT with padding and truncation
+ * the float64 oracle, omitted outputs, empty tensors, float32's packed path (constant weights) beside the unpacked one
+ * at sizes past the GEMM's tiles and blocks; DFT forward/inverse/RFFT/IRFFT with padding and truncation
  * and a round trip, STFT with and without a window, windows periodic and symmetric; error cases. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -40,6 +41,8 @@ typedef struct rnn_case {
     double wscale;    /* 0 = 0.5 */
     bool fp64;        /* run under MRT_PRECISION_FP64 */
     bool no_hidden_attr;
+    bool weights_fed; /* W, R, B, P as graph inputs instead of initializers: the kernel can't pack them */
+    int threads;      /* session threads, 0 = the default */
 } rnn_case;
 
 typedef struct rnn_data {
@@ -98,12 +101,13 @@ static void rnn_attrs(th_case *c, const rnn_case *rc)
 static th_case *rnn_node(const rnn_case *rc, rnn_data *d)
 {
     th_case *c = th_begin(cell_names[rc->cell], "", rc->opset ? rc->opset : 22);
+    void (*weight)(th_case *, const mrt_tensor *) = rc->weights_fed ? th_input : th_input_const;
     th_input(c, &d->x);
-    th_input_const(c, &d->w);
-    th_input_const(c, &d->r);
+    weight(c, &d->w);
+    weight(c, &d->r);
     bool lstm = rc->cell == RS_LSTM;
     bool any_after_b = rc->lens || rc->h0 || (lstm && (rc->c0 || rc->peep));
-    if (rc->bias) th_input_const(c, &d->b);
+    if (rc->bias) weight(c, &d->b);
     else if (any_after_b) th_input_absent(c);
     bool any_after_lens = rc->h0 || (lstm && (rc->c0 || rc->peep));
     if (rc->lens) th_input(c, &d->lens);
@@ -114,14 +118,14 @@ static th_case *rnn_node(const rnn_case *rc, rnn_data *d)
     if (lstm) {
         if (rc->c0) th_input(c, &d->c0);
         else if (rc->peep) th_input_absent(c);
-        if (rc->peep) th_input_const(c, &d->p);
+        if (rc->peep) weight(c, &d->p);
     }
     rnn_attrs(c, rc);
     return c;
 }
 
-/* Run one case and compare every requested output with the reference. */
-static void run_rnn(th_rng *r, const rnn_case *rc, const char *label)
+/* Run one case and compare every requested output with the reference; y_keep: Y handed to the caller, or NULL. */
+static void run_rnn_keep(th_rng *r, const rnn_case *rc, const char *label, mrt_tensor *y_keep)
 {
     rnn_data d;
     rnn_data_make(r, rc, &d);
@@ -131,6 +135,7 @@ static void run_rnn(th_rng *r, const rnn_case *rc, const char *label)
     mrt_tensor out[3];
     mrt_session_options opt = mrt_session_options_default();
     if (rc->fp64) opt.precision = MRT_PRECISION_FP64;
+    if (rc->threads) opt.n_threads = rc->threads;
     mrt_status st = th_run_opt(c, &opt, n_out, out);
     cr_assert_eq(st, MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
 
@@ -166,13 +171,16 @@ static void run_rnn(th_rng *r, const rnn_case *rc, const char *label)
         } else {
             th_assert_close(&out[i], rc->dt, exp_[i], i ? 3 : 4, i ? d.ss : d.ys, l2);
         }
-        mrt_tensor_release(&out[i]);
+        if (i == 0 && y_keep) *y_keep = out[0];
+        else mrt_tensor_release(&out[i]);
     }
     free(xd), free(wd), free(rd), free(bd), free(h0d), free(c0d), free(pd), free(lens);
     free(ey), free(eh), free(ec);
     th_free(c);
     rnn_data_free(&d);
 }
+
+static void run_rnn(th_rng *r, const rnn_case *rc, const char *label) { run_rnn_keep(r, rc, label, NULL); }
 
 static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
 
@@ -340,6 +348,43 @@ Test(rnn, opsets)
             snprintf(label, sizeof label, "%s opset %d", cell_names[cell], opsets[o]);
             run_rnn(&r, &rc, label);
         }
+}
+
+/* float32 with constant W and R takes the packed path (ops_cpu/rnn.c: minirt's SGEMM on weights packed at prepare,
+   gates in float); fed as inputs, the unpacked one. Both against the reference, at sizes past the GEMM's tiles and
+   blocks: hidden around the 48-column panels (2 * 70 and 3 * 50 not multiples of 48), hidden 260 and input 300 past
+   the 256-deep k blocks, batches of 1 to 9 rows (the 1-, 2-, 4- and 8-row tiles), every cell, direction and
+   layout, clip, sequence_lens, both linear_before_reset, peepholes, input_forget. The packed path's bits do not
+   depend on the thread count (bidirectional nodes run their directions on two threads). */
+Test(rnn, packed_float32)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("rnn.packed_float32"));
+    static const int64_t hiddens[] = {50, 70, 260, 17}, inputs[] = {300, 7, 40, 64}, batches[] = {1, 2, 3, 4, 5, 9};
+    for (int it = 0; it < 24; it++) {
+        rnn_case rc = {.cell = (rs_cell)(it % 3), .dir = dirs[(it / 3) % 3], .layout = (it / 9) % 2,
+                       .seq = th_rng_int(&r, 1, 5), .batch = batches[it % 6], .input = inputs[(it / 2) % 4],
+                       .hidden = hiddens[(it / 6) % 4], .bias = it % 5 != 0, .h0 = it % 2, .c0 = it % 4 < 2,
+                       .peep = it % 3 != 1, .lens = it % 4 == 1, .has_clip = it % 7 == 3, .clip = 0.8,
+                       .lbr = (it / 3) % 2, .input_forget = it % 8 == 5, .dt = MRT_DTYPE_FLOAT, .wscale = 0.15};
+        if (rc.hidden == 260 && rc.batch > 4) rc.batch = 2; /* keep the reference quick */
+        char label[200];
+        snprintf(label, sizeof label, "it %d: %s %s layout %d seq %lld batch %lld in %lld hid %lld lbr %d", it,
+                 cell_names[rc.cell], rc.dir, rc.layout, (long long)rc.seq, (long long)rc.batch, (long long)rc.input,
+                 (long long)rc.hidden, rc.lbr);
+        th_rng r1 = r, r2 = r; /* the same data for every run */
+        mrt_tensor y1, y2;
+        rc.threads = 1;
+        run_rnn_keep(&r1, &rc, label, &y1);
+        rc.threads = 2;
+        run_rnn_keep(&r2, &rc, label, &y2);
+        cr_assert(memcmp(y1.data, y2.data, (size_t)mrt_tensor_numel(&y1) * sizeof(float)) == 0,
+                  "%s: Y differs between 1 and 2 threads", label);
+        mrt_tensor_release(&y1);
+        mrt_tensor_release(&y2);
+        rc.weights_fed = true;
+        run_rnn(&r, &rc, label);
+    }
 }
 
 /* The float64 oracle runs the float model in double: it must match the double reference closely. */

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Export a zoo of real architectures (random weights, fixed seeds) the way their users export them, for
-bench/zoo.py: torchvision classification, segmentation, video and detection models, and (when the transformers
-package is importable) small Hugging Face encoders and decoders.
+bench/zoo.py: torchvision classification, segmentation, video and detection models, small GRU/LSTM models (torch.nn, short
+sequences) and (when the transformers package is importable) small Hugging Face encoders and decoders.
 
 Usage (a Python with torch and torchvision; transformers optional):
     /usr/bin/python3 models/scripts/export_zoo.py OUTDIR [NAME...]
 
 For each model NAME this writes OUTDIR/NAME.onnx, one OUTDIR/NAME__<input>.npy per graph input, and
-OUTDIR/NAME.json ({"inputs": [...], "outputs": [...], "family": ...}). Unlike export_models.py these are
+OUTDIR/NAME.json ({"inputs": [...], "outputs": [...], "family": ...}); the recurrent models also write
+PyTorch's output, OUTDIR/NAME__torch_output.npy. Unlike export_models.py these are
 standard eval-mode exports (BatchNormalization folded into the Convs by the exporter, opset 17): what a user
 gets from torch.onnx.export. BatchNormalization statistics are randomised first, so the folding matters.
 A model the installed torch cannot export is reported and skipped. NAME... picks models; --list lists them.
@@ -86,6 +87,15 @@ def hf(name):
     return build
 
 
+def recurrent(cell, input_size, hidden, seq, batch, **kw):
+    """A torch.nn.GRU/LSTM over a short sequence (one ONNX GRU/LSTM node per layer): the small recurrent models
+    where per-step overhead shows. Output: the last layer's Y, [seq, batch, num_directions * hidden]."""
+    def build():
+        m = getattr(torch.nn, cell)(input_size, hidden, **kw)
+        return m, {"input": torch.randn(seq, batch, input_size)}
+    return build
+
+
 MODELS = {
     **{n: ("classification", classification(n)) for n in (
         "squeezenet1_1", "shufflenet_v2_x1_0", "mnasnet1_0", "mobilenet_v3_small", "mobilenet_v3_large",
@@ -101,6 +111,10 @@ MODELS = {
                                                 "retinanet_resnet50_fpn", "maskrcnn_resnet50_fpn")},
     **{n: ("transformers", hf(n)) for n in ("bert", "gpt2", "t5_encoder", "llama", "convbert", "vit",
                                             "whisper_encoder", "wav2vec2")},
+    "gru_h128_s16_b1": ("recurrent", recurrent("GRU", 64, 128, 16, 1)),
+    "lstm_h128_s16_b1": ("recurrent", recurrent("LSTM", 64, 128, 16, 1)),
+    "gru_h64_s32_b4_bidir": ("recurrent", recurrent("GRU", 32, 64, 32, 4, bidirectional=True)),
+    "lstm_h256_s32_b4_2layer": ("recurrent", recurrent("LSTM", 128, 256, 32, 4, num_layers=2)),
 }
 
 
@@ -117,6 +131,8 @@ class Wrapped(torch.nn.Module):
             return r["boxes"], r["scores"], r["labels"]
         if self.family == "transformers":
             return self.m(**dict(zip(self.names, xs))).last_hidden_state
+        if self.family == "recurrent":
+            return self.m(*xs)[0]
         r = self.m(*xs)
         return r["out"] if isinstance(r, dict) else r  # segmentation models return a dict
 
@@ -138,6 +154,9 @@ def export(out, name):
                           input_names=names, output_names=outputs)
     for n in names:
         np.save(os.path.join(out, f"{name}__{n}.npy"), inputs[n].numpy())
+    if family == "recurrent":  # PyTorch's own output, to check an engine's rounding against
+        with torch.no_grad():
+            np.save(os.path.join(out, f"{name}__torch_output.npy"), w(*(inputs[n] for n in names)).numpy())
     with open(os.path.join(out, name + ".json"), "w") as f:
         json.dump({"inputs": names, "outputs": outputs, "family": family}, f)
 
