@@ -135,6 +135,25 @@ static void run(mrt_session *s, int rows, float *y)
     memcpy(y, out->tensor.data, (size_t)rows * K * sizeof(float));
 }
 
+/* run_once: the weights' bytes let go while the first node's (MatMul x w1) callback runs: w2 and b (not read yet) */
+typedef struct once_probe {
+    const mrt_model *m;
+    int nodes;
+    size_t after_first;
+} once_probe;
+
+static mrt_status after_node(void *user, const mrt_node *node, int n, const char *const *names, const mrt_value *const *v)
+{
+    (void)node, (void)n, (void)names, (void)v;
+    once_probe *p = user;
+    if (p->nodes++ % 3 == 0) {
+        mrt_weight_account a;
+        mrt_weights_account(p->m, &a);
+        p->after_first = a.dropped_bytes;
+    }
+    return MRT_STATUS_OK;
+}
+
 Test(weights, held_once_released_once_packed_and_copied_again_to_replan)
 {
     /* a w2 whose raw_data is misaligned for float while w1's is aligned, or the other way round */
@@ -197,6 +216,31 @@ Test(weights, held_once_released_once_packed_and_copied_again_to_replan)
     /* no plan holds them: released weights stay released until a plan holds them again */
     mrt_weights_account(m, &a);
     cr_assert_eq(a.dropped_bytes, 2 * wbytes);
+    /* run_once (minirt info's trial run): nothing packed, each weight there only from its first reader to its last;
+       a second run plans again and copies them again; results the same bits */
+    mrt_session_options o1 = mrt_session_options_default();
+    o1.run_once = true;
+    o1.on_node = after_node;
+    once_probe probe = {m, 0, 0};
+    o1.on_node_user = &probe;
+    cr_assert_eq(mrt_session_new(m, &o1, &s2), MRT_STATUS_OK, "%s", mrt_last_error());
+    for (int round = 0; round < 2; round++) {
+        int rows = round ? 3 : 2;
+        run(s2, rows, y);
+        run(ref, rows, want);
+        cr_assert(memcmp(y, want, (size_t)rows * K * sizeof(float)) == 0, "run_once, round %d: results differ", round);
+        cr_assert_eq(probe.after_first, wbytes + bbytes, "round %d: at the first MatMul, let go: %zu", round,
+                     probe.after_first);
+        mrt_session_stats st;
+        mrt_session_get_stats(s2, &st);
+        cr_assert_eq(st.weights_packed_bytes, 0);
+        cr_assert_eq(st.weights_released_bytes, 2 * wbytes + bbytes, "round %d: released %zu", round,
+                     st.weights_released_bytes);
+        cr_assert_eq(st.weights_mapped_bytes + st.weights_copied_bytes, 0);
+    }
+    mrt_session_free(s2);
+    mrt_weights_account(m, &a);
+    cr_assert_eq(a.dropped_bytes, 2 * wbytes + bbytes, "run_once let b go too");
     mrt_session_free(ref);
     mrt_model_free(m);
     mrt_model_free(mm);
