@@ -565,12 +565,27 @@ static void weights_step_planned(mrt_exec *e, const mrt_step *step, unsigned pac
     for (int i = 0; i < nd->n_inputs; i++) {
         int v = nd->inputs[i];
         if (v < 0) continue;
-        if (!(i < 32 && (packed >> i & 1u))) e->weight_kept[v] = 1;
+        /* 2: read on the device only (a static CUDA step's input is uploaded with the plan's constants): let go once
+           uploaded, unless a host step reads it too (weights_uploaded) */
+        if (!(i < 32 && (packed >> i & 1u))) e->weight_kept[v] |= step->device == MRT_DEVICE_CUDA && !step->dynamic ? 2 : 1;
         if (--e->weight_readers[v] > 0 || e->weight_kept[v] || !e->weight_held[v]) continue;
         e->weights_dropped_bytes += mrt_weight_release(&e->graph->values[v], true);
         e->weight_held[v] = 0;
         if (!e->graph->values[v].initializer->data) /* a dropped copy: nothing may read it any more */
             e->vals[v].tensor.data = NULL;
+    }
+}
+
+/* After the device plan uploaded its constants: a weight only static CUDA steps read (or CPU steps that packed it)
+   has its bytes on the device; the host's copy goes. */
+static void weights_uploaded(mrt_exec *e)
+{
+    for (int v = 0; e->dev && v < e->graph->n_values; v++) {
+        if (e->weight_kept[v] != 2 || !e->weight_held[v] || e->weight_readers[v] > 0 || !mrt_dev_const_on_device_only(e, v))
+            continue;
+        e->weights_dropped_bytes += mrt_weight_release(&e->graph->values[v], true);
+        e->weight_held[v] = 0;
+        if (!e->graph->values[v].initializer->data) e->vals[v].tensor.data = NULL;
     }
 }
 
@@ -1021,6 +1036,7 @@ static mrt_status plan(mrt_exec *e)
     MRT_TRY(plan_release_points(e));
     if (e->run_once) MRT_TRY(plan_weight_drops(e));
     MRT_TRY(mrt_dev_plan(e));
+    weights_uploaded(e);
     mrt_plan_mem_trim(&e->plan_mem);
     for (int k = 0; e->wdrop && k < e->wdrop_start[e->n_steps]; k++) { /* run_once: until their first reader */
         int v = e->wdrop[k];
