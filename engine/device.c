@@ -384,6 +384,14 @@ static mrt_status plan_streams(mrt_exec *e, dev_plan_tmp *t, int nm)
     return st;
 }
 
+bool mrt_dev_const_on_device_only(const mrt_exec *e, int v)
+{
+    const mrt_dev_exec *d = e->dev;
+    return d && v >= 0 && e->state[v] == MRT_VS_CONST && d->ptr[v] && !d->own[v] && !d->reads_on_host[v] &&
+           d->consts && (const char *)d->ptr[v] >= (const char *)d->consts &&
+           (const char *)d->ptr[v] < (const char *)d->consts + d->consts_bytes;
+}
+
 mrt_status mrt_dev_plan(mrt_exec *e)
 {
     mrt_dev_exec *d = e->dev;

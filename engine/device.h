@@ -83,6 +83,9 @@ void mrt_dev_exec_free(mrt_exec *e);
 mrt_status mrt_dev_place_step(mrt_exec *e, mrt_step *step, mrt_op_ctx *ctx);
 /* Plan time, after plan_storage: device arena, constant uploads, copies, streams. */
 mrt_status mrt_dev_plan(mrt_exec *e);
+/* After mrt_dev_plan: constant v was uploaded with the plan's constants and no host step reads it (no CPU step, not a
+   graph output), so the host's copy may go. */
+bool mrt_dev_const_on_device_only(const mrt_exec *e, int v);
 
 /* Inputs of step s plus the outer values its subgraphs read (-1 for omitted inputs), into a growing *list. */
 mrt_status mrt_dev_step_reads(const mrt_exec *e, int s, int **list, int *n, int *cap);

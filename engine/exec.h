@@ -103,6 +103,10 @@ typedef struct mrt_exec {
     uint8_t *weight_held, *weight_kept;
     int *weight_readers;
     size_t weights_dropped_bytes; /* let go by this plan */
+    /* run_once (main graph): step s takes the weights wtake[wtake_start[s] .. wtake_start[s + 1]) before it runs
+       and lets go of wdrop[wdrop_start[s] ..] once it ran (plan_weight_drops) */
+    bool run_once;
+    int *wtake_start, *wtake, *wdrop_start, *wdrop;
 } mrt_exec;
 
 struct mrt_session {

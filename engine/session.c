@@ -83,6 +83,11 @@ static void release_plan(mrt_exec *e)
     free(e->dies_at_start);
     free(e->dies_at);
     e->dies_at_start = e->dies_at = NULL;
+    free(e->wdrop_start);
+    free(e->wdrop);
+    free(e->wtake_start);
+    free(e->wtake);
+    e->wdrop_start = e->wdrop = e->wtake_start = e->wtake = NULL;
     free(e->arena);
     e->arena = NULL;
     e->arena_bytes = 0;
@@ -551,15 +556,35 @@ static mrt_status weights_plan_begin(mrt_exec *e, const bool *live)
 static void weights_step_planned(mrt_exec *e, const mrt_step *step, unsigned packed)
 {
     const mrt_node *nd = &e->graph->nodes[step->node];
+    if (e->run_once) { /* nothing packed: each weight goes after its last reader ran (plan_weight_drops) */
+        for (int i = 0; step->folded && i < nd->n_inputs; i++) /* a folded output may share its input's bytes */
+            if (nd->inputs[i] >= 0) e->weight_kept[nd->inputs[i]] = 1;
+        return;
+    }
     for (int i = 0; i < nd->n_inputs; i++) {
         int v = nd->inputs[i];
         if (v < 0) continue;
-        if (!(i < 32 && (packed >> i & 1u))) e->weight_kept[v] = 1;
+        /* 2: read on the device only (a static CUDA step's input is uploaded with the plan's constants): let go once
+           uploaded, unless a host step reads it too (weights_uploaded) */
+        if (!(i < 32 && (packed >> i & 1u))) e->weight_kept[v] |= step->device == MRT_DEVICE_CUDA && !step->dynamic ? 2 : 1;
         if (--e->weight_readers[v] > 0 || e->weight_kept[v] || !e->weight_held[v]) continue;
         e->weights_dropped_bytes += mrt_weight_release(&e->graph->values[v], true);
         e->weight_held[v] = 0;
         if (!e->graph->values[v].initializer->data) /* a dropped copy: nothing may read it any more */
             e->vals[v].tensor.data = NULL;
+    }
+}
+
+/* After the device plan uploaded its constants: a weight only static CUDA steps read (or CPU steps that packed it)
+   has its bytes on the device; the host's copy goes. */
+static void weights_uploaded(mrt_exec *e)
+{
+    for (int v = 0; e->dev && v < e->graph->n_values; v++) {
+        if (e->weight_kept[v] != 2 || !e->weight_held[v] || e->weight_readers[v] > 0 || !mrt_dev_const_on_device_only(e, v))
+            continue;
+        e->weights_dropped_bytes += mrt_weight_release(&e->graph->values[v], true);
+        e->weight_held[v] = 0;
+        if (!e->graph->values[v].initializer->data) e->vals[v].tensor.data = NULL;
     }
 }
 
@@ -616,7 +641,8 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         step->ws_bytes = st || step->dynamic ? 0 : ctx.workspace_request;
         /* once per plan: what the kernel can do ahead with the constants it sees (pack weights); not when an input
            may be replaced at run time (teacher forcing), where the constants would be stale */
-        if (!st && !step->dynamic && step->kernel->prepare && !e->session->opt.override_input) {
+        if (!st && !step->dynamic && step->kernel->prepare && !e->session->opt.override_input &&
+            !e->run_once) {
             st = attr_verdict(&b, step->kernel->prepare(&ctx, &step->kernel_state));
             if (step->kernel_state) packed = ctx.prepared_inputs;
         }
@@ -894,6 +920,53 @@ static mrt_status plan_release_points(mrt_exec *e)
     return st;
 }
 
+/* Per step, the values whose `at` is that step (at[v] < 0: none): list[start[s] .. start[s + 1]), a counting sort. */
+static mrt_status step_lists(int n_steps, int nv, const int *at, int **start, int **list)
+{
+    int n = 0;
+    *start = calloc((size_t)n_steps + 1, sizeof **start);
+    for (int v = 0; *start && v < nv; v++)
+        if (at[v] >= 0) (*start)[at[v] + 1]++, n++;
+    *list = *start ? malloc((size_t)(n ? n : 1) * sizeof **list) : NULL;
+    if (!*list) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    for (int s = 0; s < n_steps; s++) (*start)[s + 1] += (*start)[s];
+    for (int v = 0; v < nv; v++) /* filling moves each step's start to the next one's, then they shift back */
+        if (at[v] >= 0) (*list)[(*start)[at[v]]++] = v;
+    for (int s = n_steps; s > 0; s--) (*start)[s] = (*start)[s - 1];
+    (*start)[0] = 0;
+    return MRT_STATUS_OK;
+}
+
+/* run_once: a weight is there from just before the step that reads it first to just after the one that reads it last
+   (a fused step's reads happen in its chain's producer), so a run holds the weights of a few layers at a time, not
+   the model's. Kept throughout: what weights_plan_begin keeps, and weights a folded or a CUDA step reads. */
+static mrt_status plan_weight_drops(mrt_exec *e)
+{
+    const mrt_graph *g = e->graph;
+    int nv = g->n_values, *first = malloc((size_t)(nv ? nv : 1) * 2 * sizeof *first), *last = first + nv;
+    if (!first) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
+    for (int v = 0; v < nv; v++) first[v] = last[v] = e->weight_held[v] && !e->weight_kept[v] ? -1 : -2; /* -2: kept */
+    for (int s = 0; s < e->n_steps; s++) {
+        const mrt_step *step = &e->steps[s];
+        const mrt_node *nd = &g->nodes[step->node];
+        int at = step->fused_into >= 0 ? step->fused_into : s;
+        bool keep = step->folded || step->device != MRT_DEVICE_CPU;
+        for (int i = 0; i < nd->n_inputs; i++) {
+            int v = nd->inputs[i];
+            if (v < 0 || last[v] == -2) continue;
+            if (keep) first[v] = last[v] = -2;
+            else {
+                if (first[v] < 0 || at < first[v]) first[v] = at;
+                if (at > last[v]) last[v] = at;
+            }
+        }
+    }
+    mrt_status st = step_lists(e->n_steps, nv, first, &e->wtake_start, &e->wtake);
+    if (!st) st = step_lists(e->n_steps, nv, last, &e->wdrop_start, &e->wdrop);
+    free(first);
+    return st;
+}
+
 /* Dead-node elimination: a node is live when one of its outputs is a graph output or is read (directly
    or from inside a subgraph) by a live node. Walking the topological order backwards sees consumers first. */
 static mrt_status mark_live(const mrt_exec *e, bool *live)
@@ -965,8 +1038,16 @@ static mrt_status plan(mrt_exec *e)
     MRT_TRY(plan_fusion(e));
     MRT_TRY(plan_storage(e));
     MRT_TRY(plan_release_points(e));
+    if (e->run_once) MRT_TRY(plan_weight_drops(e));
     MRT_TRY(mrt_dev_plan(e));
+    weights_uploaded(e);
     mrt_plan_mem_trim(&e->plan_mem);
+    for (int k = 0; e->wdrop && k < e->wdrop_start[e->n_steps]; k++) { /* run_once: until their first reader */
+        int v = e->wdrop[k];
+        mrt_weight_release(&g->values[v], true);
+        e->weight_held[v] = 0;
+        if (!g->values[v].initializer->data) e->vals[v].tensor.data = NULL;
+    }
     e->nodes_before = g->n_nodes;
     e->nodes_after = 0;
     e->fused_count = 0;
@@ -1102,7 +1183,7 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     e->sig_work = sig;
     e->sig_work_cap = sig_cap;
     if (st) return st;
-    bool same = e->planned && sig_len == e->sig_len && (!sig_len || memcmp(sig, e->sig, sig_len * sizeof *sig) == 0);
+    bool same = e->planned && !e->run_once && sig_len == e->sig_len && (!sig_len || memcmp(sig, e->sig, sig_len * sizeof *sig) == 0);
     if (!same) { /* the new signature becomes the plan's key; the old buffer is reused next time */
         release_plan(e);
         e->sig_work = e->sig ? e->sig : malloc(sig_cap * sizeof *e->sig_work);
@@ -1162,13 +1243,19 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     for (int s = 0; s < e->n_steps; s++) {
         mrt_step *step = &e->steps[s];
         const mrt_node *nd = &g->nodes[step->node];
+        for (int k = e->wtake_start ? e->wtake_start[s] : 0; e->wtake_start && k < e->wtake_start[s + 1]; k++) {
+            int v = e->wtake[k]; /* run_once: its first reader is next (copied again if it was a copy) */
+            MRT_TRY(mrt_weight_hold(&g->values[v]));
+            e->weight_held[v] = 1;
+            e->vals[v].tensor.data = g->values[v].initializer->data;
+        }
         /* a fused step was computed by its chain's producer: only its callback fires (values never computed have
            no data; see mrt_session_options.fuse_with_callback) */
         if (!step->folded && step->fused_into < 0) {
             mrt_op_ctx ctx;
             ctx_buf b;
             if (step->dynamic && !step->prepared_at_run && step->kernel->prepare &&
-                (step->kernel->flags & MRT_KERNEL_PREPARE_FROM_CONSTANTS) && !opt->override_input) {
+                (step->kernel->flags & MRT_KERNEL_PREPARE_FROM_CONSTANTS) && !opt->override_input && !e->run_once) {
                 /* as at plan time: only the constants' data is shown (ctx_prepare's planning mode) */
                 mrt_step *ms = &e->steps[s];
                 ms->prepared_at_run = true;
@@ -1269,6 +1356,12 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             size_t nb = value_bytes(&e->vals[v]);
             e->run_bytes -= nb < e->run_bytes ? nb : e->run_bytes;
             release_value(e, v);
+        }
+        for (int k = e->wdrop_start ? e->wdrop_start[s] : 0; e->wdrop_start && k < e->wdrop_start[s + 1]; k++) {
+            int v = e->wdrop[k];
+            e->weights_dropped_bytes += mrt_weight_release(&g->values[v], true);
+            e->weight_held[v] = 0;
+            if (!g->values[v].initializer->data) e->vals[v].tensor.data = NULL; /* a freed copy */
         }
     }
     for (int i = 0; i < g->n_outputs; i++) {
@@ -1402,6 +1495,7 @@ mrt_status mrt_session_new(const mrt_model *model, const mrt_session_options *op
     mrt_cpu_backend_set_threads(s->n_threads);
     mrt_status st = mrt_threadpool_new(s->n_threads, &s->pool);
     if (!st) st = mrt_exec_new(s, model->graph, NULL, &s->main);
+    if (!st) s->main->run_once = s->opt.run_once;
     if (st) {
         mrt_threadpool_free(s->pool);
         mrt_dev_session_close(s);

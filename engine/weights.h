@@ -35,7 +35,8 @@ size_t mrt_weight_align(mrt_dtype dt);
 /* Whether little-endian file bytes of `dt` are the host's representation (no swap, no bool normalization). */
 bool mrt_weight_in_place_ok(mrt_dtype dt);
 /* An aligned_alloc'd copy of `nbytes` file bytes of `dt` in the host's representation (byte-swapped on big-endian
-   hosts, bools as 0/1); NULL when out of memory. Free with mrt_weight_copy_free. */
+   hosts, bools as 0/1); NULL when out of memory. Free with mrt_weight_copy_free. `bytes` lie in a read-only file
+   mapping: their whole pages leave the resident set as they are copied. */
 void *mrt_weight_copy(mrt_dtype dt, const uint8_t *bytes, size_t nbytes);
 void mrt_weight_copy_free(void *p, size_t nbytes);
 

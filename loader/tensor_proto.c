@@ -342,7 +342,7 @@ mrt_status mrt_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_d
 }
 
 /* Point `out` at `nbytes` persistent (mapped) bytes when they are usable in place, else at an aligned copy of them;
-   ld->weight says which. The file pages a copy was made from leave the resident set. */
+   ld->weight says which. The file pages a copy was made from leave the resident set (mrt_weight_copy). */
 static mrt_status borrow_or_copy(mrt_dtype dt, int rank, const int64_t *dims, const uint8_t *bytes, size_t nbytes,
                                  const char *what, mrt_tensor_load *ld, mrt_tensor *out)
 {
@@ -355,7 +355,6 @@ static mrt_status borrow_or_copy(mrt_dtype dt, int rank, const int64_t *dims, co
         free(w);
         return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "%s: out of memory copying %zu bytes", what, nbytes);
     }
-    if (!in_place) mrt_mapping_drop_pages(bytes, nbytes);
     *w = (mrt_weight_src){in_place ? MRT_WEIGHT_MAPPED : MRT_WEIGHT_COPIED, bytes, nbytes, 0, false};
     out->dtype = dt;
     out->rank = rank;

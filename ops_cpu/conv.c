@@ -688,12 +688,19 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         free(tmp);
         return st;
     }
-    if (live_taps_path(&p, x->dtype)) return live_taps_prepare(ctx, &p, w->data, state);
+    /* with a state, mrt_cpu_conv takes the path prepare chose, and each of these reads W packed only: the model's W
+       may go */
+    if (live_taps_path(&p, x->dtype)) {
+        MRT_TRY(live_taps_prepare(ctx, &p, w->data, state));
+        ctx->prepared_inputs |= 1u << 1; /* conv_live_taps reads the state only */
+        return MRT_STATUS_OK;
+    }
     if (mrt_conv_grouped_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_grouped.h) */
         float *packed;
         MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_conv_grouped_packed_floats(&p), &packed));
         mrt_conv_grouped_pack_weights(&p, w->data, packed);
         *state = packed;
+        ctx->prepared_inputs |= 1u << 1; /* mrt_conv_grouped is given the packed W only */
         return MRT_STATUS_OK;
     }
     if (mrt_conv_pointwise_lanes_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_pointwise.h) */
@@ -701,6 +708,7 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_conv_pointwise_lanes_packed_floats(&p), &packed));
         mrt_conv_pointwise_lanes_pack_weights(&p, w->data, packed);
         *state = packed;
+        ctx->prepared_inputs |= 1u << 1; /* mrt_conv_pointwise_lanes is given the packed W only */
         return MRT_STATUS_OK;
     }
     int64_t mg = p.m / p.group, ck = p.c / p.group * p.kernel_numel, gf = mrt_sgemm_packed_a_floats(mg, ck);
@@ -708,8 +716,7 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
     MRT_TRY(mrt_sgemm_alloc_packed(ctx, gf * p.group, &packed));
     for (int64_t g = 0; g < p.group; g++) mrt_sgemm_pack_a((const float *)w->data + g * mg * ck, ck, 1, mg, ck, packed + g * gf);
     *state = packed;
-    /* conv_sgemm, conv_rows and conv_pointwise_rows read W packed only: the model's W may go (the grouped, lanes
-       and live-taps layouts above keep it, unchecked) */
+    /* conv_sgemm, conv_rows and conv_pointwise_rows read W packed only: the model's W may go */
     ctx->prepared_inputs |= 1u << 1;
     return MRT_STATUS_OK;
 }

@@ -135,6 +135,25 @@ static void run(mrt_session *s, int rows, float *y)
     memcpy(y, out->tensor.data, (size_t)rows * K * sizeof(float));
 }
 
+/* run_once: the weights' bytes let go while the first node's (MatMul x w1) callback runs: w2 and b (not read yet) */
+typedef struct once_probe {
+    const mrt_model *m;
+    int nodes;
+    size_t after_first;
+} once_probe;
+
+static mrt_status after_node(void *user, const mrt_node *node, int n, const char *const *names, const mrt_value *const *v)
+{
+    (void)node, (void)n, (void)names, (void)v;
+    once_probe *p = user;
+    if (p->nodes++ % 3 == 0) {
+        mrt_weight_account a;
+        mrt_weights_account(p->m, &a);
+        p->after_first = a.dropped_bytes;
+    }
+    return MRT_STATUS_OK;
+}
+
 Test(weights, held_once_released_once_packed_and_copied_again_to_replan)
 {
     /* a w2 whose raw_data is misaligned for float while w1's is aligned, or the other way round */
@@ -197,6 +216,31 @@ Test(weights, held_once_released_once_packed_and_copied_again_to_replan)
     /* no plan holds them: released weights stay released until a plan holds them again */
     mrt_weights_account(m, &a);
     cr_assert_eq(a.dropped_bytes, 2 * wbytes);
+    /* run_once (minirt info's trial run): nothing packed, each weight there only from its first reader to its last;
+       a second run plans again and copies them again; results the same bits */
+    mrt_session_options o1 = mrt_session_options_default();
+    o1.run_once = true;
+    o1.on_node = after_node;
+    once_probe probe = {m, 0, 0};
+    o1.on_node_user = &probe;
+    cr_assert_eq(mrt_session_new(m, &o1, &s2), MRT_STATUS_OK, "%s", mrt_last_error());
+    for (int round = 0; round < 2; round++) {
+        int rows = round ? 3 : 2;
+        run(s2, rows, y);
+        run(ref, rows, want);
+        cr_assert(memcmp(y, want, (size_t)rows * K * sizeof(float)) == 0, "run_once, round %d: results differ", round);
+        cr_assert_eq(probe.after_first, wbytes + bbytes, "round %d: at the first MatMul, let go: %zu", round,
+                     probe.after_first);
+        mrt_session_stats st;
+        mrt_session_get_stats(s2, &st);
+        cr_assert_eq(st.weights_packed_bytes, 0);
+        cr_assert_eq(st.weights_released_bytes, 2 * wbytes + bbytes, "round %d: released %zu", round,
+                     st.weights_released_bytes);
+        cr_assert_eq(st.weights_mapped_bytes + st.weights_copied_bytes, 0);
+    }
+    mrt_session_free(s2);
+    mrt_weights_account(m, &a);
+    cr_assert_eq(a.dropped_bytes, 2 * wbytes + bbytes, "run_once let b go too");
     mrt_session_free(ref);
     mrt_model_free(m);
     mrt_model_free(mm);
@@ -218,6 +262,187 @@ Test(weights, held_once_released_once_packed_and_copied_again_to_replan)
     cr_assert_eq(truncate(path, (off_t)(len - 1000)), 0);
     cr_assert_eq(mrt_model_load(path, &m), MRT_STATUS_INVALID_MODEL);
     cr_assert(strstr(mrt_last_error(), "protobuf parse failed"), "%s", mrt_last_error());
+    unlink(path);
+    free(buf);
+    free(p);
+}
+
+/* ---- Conv's other packed layouts: x [1, 32, 8, 8] into three Convs, each on a path whose run reads W packed only:
+   a 1x1 projection (channels as lanes, ops_cpu/conv_pointwise.c), a 5x5 conv in 2 groups (ops_cpu/conv_grouped.c)
+   and a 3x3 conv dilated 4 whose outer taps read padding for most rows (live taps, ops_cpu/conv.c). Each W's
+   raw_data is misaligned, so it is a copy that a release frees (its data NULL): a run reading it would crash. */
+enum { CC = 32, CM = 16, CHW = 8, N_CONV = 3 };
+
+typedef struct conv_model {
+    Onnx__ModelProto m;
+    Onnx__GraphProto g;
+    Onnx__OperatorSetIdProto opset, *opsets[1];
+    Onnx__NodeProto nodes[N_CONV], *pnodes[N_CONV];
+    Onnx__AttributeProto attrs[N_CONV][4], *pattrs[N_CONV][4];
+    Onnx__ValueInfoProto in, outs[2 * N_CONV], *ins[1], *pouts[2 * N_CONV];
+    Onnx__TensorProto inits[N_CONV], *pinits[N_CONV];
+    char *io[N_CONV][2], *y[N_CONV][1], wname[N_CONV][32], yname[N_CONV][8];
+    int64_t wdims[N_CONV][4], pads[N_CONV][4], dil[N_CONV][2];
+    float w[N_CONV][CM * CC * 25];
+    size_t wn[N_CONV];
+} conv_model;
+
+static void attr_ints(Onnx__AttributeProto *a, const char *name, int64_t n, int64_t *v)
+{
+    onnx__attribute_proto__init(a);
+    a->name = (char *)name;
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    a->n_ints = (size_t)n;
+    a->ints = v;
+}
+
+/* keep_w: the Ws are graph outputs too, so nothing lets them go (the reference run) */
+static void build_convs(conv_model *p, const int pad[N_CONV], bool keep_w)
+{
+    memset(p, 0, sizeof *p);
+    onnx__model_proto__init(&p->m);
+    onnx__graph_proto__init(&p->g);
+    onnx__operator_set_id_proto__init(&p->opset);
+    p->m.has_ir_version = 1;
+    p->m.ir_version = 8;
+    p->opset.domain = "";
+    p->opset.has_version = 1;
+    p->opset.version = 17;
+    p->opsets[0] = &p->opset;
+    p->m.n_opset_import = 1;
+    p->m.opset_import = p->opsets;
+    p->m.graph = &p->g;
+    p->g.name = "g";
+    static const int64_t k[N_CONV] = {1, 5, 3}, group[N_CONV] = {1, 2, 1}, dilation[N_CONV] = {1, 1, 4};
+    for (int i = 0; i < N_CONV; i++) {
+        int64_t cin = CC / group[i], pd = (k[i] - 1) / 2 * dilation[i];
+        snprintf(p->wname[i], sizeof p->wname[i], "w%d%.*s", i, pad[i], "__________");
+        snprintf(p->yname[i], sizeof p->yname[i], "y%d", i);
+        p->wdims[i][0] = CM, p->wdims[i][1] = cin, p->wdims[i][2] = p->wdims[i][3] = k[i];
+        p->wn[i] = (size_t)(CM * cin * k[i] * k[i]);
+        for (size_t j = 0; j < p->wn[i]; j++) p->w[i][j] = (float)((j * (37 + 6 * i)) % 101 - 50) / 64.0f;
+        tensor(&p->inits[i], p->wname[i], 4, p->wdims[i], p->w[i], p->wn[i]);
+        p->pinits[i] = &p->inits[i];
+        Onnx__NodeProto *n = &p->nodes[i];
+        onnx__node_proto__init(n);
+        p->io[i][0] = "x";
+        p->io[i][1] = p->wname[i];
+        p->y[i][0] = p->yname[i];
+        n->op_type = "Conv";
+        n->n_input = 2;
+        n->input = p->io[i];
+        n->n_output = 1;
+        n->output = p->y[i];
+        for (int d = 0; d < 4; d++) p->pads[i][d] = pd;
+        p->dil[i][0] = p->dil[i][1] = dilation[i];
+        attr_ints(&p->attrs[i][0], "pads", 4, p->pads[i]);
+        attr_ints(&p->attrs[i][1], "dilations", 2, p->dil[i]);
+        onnx__attribute_proto__init(&p->attrs[i][2]);
+        p->attrs[i][2].name = "group";
+        p->attrs[i][2].has_type = 1;
+        p->attrs[i][2].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        p->attrs[i][2].has_i = 1;
+        p->attrs[i][2].i = group[i];
+        for (int a = 0; a < 3; a++) p->pattrs[i][a] = &p->attrs[i][a];
+        n->n_attribute = 3;
+        n->attribute = p->pattrs[i];
+        p->pnodes[i] = n;
+        onnx__value_info_proto__init(&p->outs[i]);
+        p->outs[i].name = p->yname[i];
+        onnx__value_info_proto__init(&p->outs[N_CONV + i]);
+        p->outs[N_CONV + i].name = p->wname[i];
+    }
+    for (int i = 0; i < 2 * N_CONV; i++) p->pouts[i] = &p->outs[i];
+    p->g.n_node = N_CONV;
+    p->g.node = p->pnodes;
+    p->g.n_initializer = N_CONV;
+    p->g.initializer = p->pinits;
+    onnx__value_info_proto__init(&p->in);
+    p->in.name = "x";
+    p->ins[0] = &p->in;
+    p->g.n_input = 1;
+    p->g.input = p->ins;
+    p->g.n_output = keep_w ? 2 * N_CONV : N_CONV;
+    p->g.output = p->pouts;
+}
+
+static uint8_t *pack_convs(conv_model *p, size_t *len)
+{
+    *len = onnx__model_proto__get_packed_size(&p->m);
+    uint8_t *buf = malloc(*len);
+    onnx__model_proto__pack(&p->m, buf);
+    return buf;
+}
+
+static void run_convs(mrt_session *s, float *y)
+{
+    static float x[CC * CHW * CHW];
+    for (int i = 0; i < CC * CHW * CHW; i++) x[i] = (float)((i * 7) % 13 - 6) / 4.0f;
+    mrt_tensor t = {MRT_DTYPE_FLOAT, 4, {1, CC, CHW, CHW}, x};
+    mrt_value v = mrt_value_from_tensor(t);
+    const char *name = "x";
+    cr_assert_eq(mrt_session_run(s, 1, &name, &v), MRT_STATUS_OK, "%s", mrt_last_error());
+    for (int i = 0; i < N_CONV; i++)
+        memcpy(y + i * CM * CHW * CHW, mrt_session_output(s, i)->tensor.data, CM * CHW * CHW * sizeof(float));
+}
+
+Test(weights, conv_lanes_grouped_and_live_taps_let_w_go_once_packed)
+{
+    conv_model *p = malloc(sizeof *p);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int pad[N_CONV];
+    bool misaligned = false; /* every W's raw_data off a float boundary */
+    for (int c = 0; c < 64 && !misaligned; c++) {
+        for (int i = 0; i < N_CONV; i++) pad[i] = c >> (2 * i) & 3;
+        build_convs(p, pad, false);
+        free(buf);
+        buf = pack_convs(p, &len);
+        misaligned = true;
+        for (int i = 0; i < N_CONV; i++) misaligned &= offset_of(buf, len, p->w[i], p->wn[i] * sizeof(float)) % 4 != 0;
+    }
+    cr_assert(misaligned, "no name lengths put every W off a float boundary");
+    char path[] = "/tmp/minirt_weights_conv_XXXXXX.onnx";
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, buf, len), (ssize_t)len);
+    close(fd);
+    size_t wbytes = 0;
+    for (int i = 0; i < N_CONV; i++) wbytes += p->wn[i] * sizeof(float);
+    mrt_model *m = NULL, *keep = NULL;
+    cr_assert_eq(mrt_model_load(path, &m), MRT_STATUS_OK, "%s", mrt_last_error());
+    build_convs(p, pad, true); /* the same Convs, the Ws graph outputs too: kept */
+    free(buf);
+    buf = pack_convs(p, &len);
+    cr_assert_eq(mrt_model_load_from_memory(buf, len, NULL, &keep), MRT_STATUS_OK, "%s", mrt_last_error());
+    mrt_weight_account a;
+    mrt_weights_account(m, &a);
+    cr_assert_eq(a.copied_bytes, wbytes, "copied %zu of %zu", a.copied_bytes, wbytes);
+
+    static float y[N_CONV * CM * CHW * CHW], want[N_CONV * CM * CHW * CHW];
+    for (int threads = 1; threads <= 2; threads++) {
+        mrt_session_options o = mrt_session_options_default();
+        o.n_threads = threads;
+        mrt_session *s = NULL, *ref = NULL;
+        cr_assert_eq(mrt_session_new(m, &o, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+        cr_assert_eq(mrt_session_new(keep, &o, &ref), MRT_STATUS_OK, "%s", mrt_last_error());
+        for (int round = 0; round < 2; round++) { /* the second run reads the plan's state again */
+            run_convs(s, y);
+            run_convs(ref, want);
+            cr_assert(memcmp(y, want, sizeof y) == 0, "%d thread(s), round %d: results differ", threads, round);
+            mrt_session_stats st;
+            mrt_session_get_stats(s, &st);
+            cr_assert_eq(st.weights_released_bytes, wbytes, "%d thread(s): released %zu of %zu", threads,
+                         st.weights_released_bytes, wbytes);
+            mrt_session_get_stats(ref, &st);
+            cr_assert_eq(st.weights_released_bytes, 0);
+        }
+        mrt_session_free(s);
+        mrt_session_free(ref);
+    }
+    mrt_model_free(m);
+    mrt_model_free(keep);
     unlink(path);
     free(buf);
     free(p);

@@ -177,6 +177,7 @@ static int check_rolls(const mrt_model *m)
     mrt_session_options opt = mrt_session_options_default();
     opt.on_node = record_node;
     opt.on_node_user = &r;
+    opt.run_once = true; /* shapes are all it reads: no packed weights, each weight gone after its last reader */
     mrt_session *s = NULL;
     mrt_status st = mrt_session_new(m, &opt, &s);
     if (!st) st = mrt_session_run(s, n_in, names, vals);

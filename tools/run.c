@@ -169,7 +169,7 @@ static int report_stats(const mrt_session *s, bool print, const char *json_path)
                 st.arena_peak_bytes, st.naive_bytes, st.naive_bytes ? 100.0 * (double)st.arena_peak_bytes / (double)st.naive_bytes : 0.0,
                 st.lower_bound_bytes, st.lower_bound_bytes ? (double)st.arena_peak_bytes / (double)st.lower_bound_bytes : 0.0,
                 st.inplace_count, st.concat_inputs_in_place);
-        fprintf(stderr, "weights: %zu bytes mapped from the file, %zu copied, %zu released once packed; %zu bytes packed\n",
+        fprintf(stderr, "weights: %zu bytes mapped from the file, %zu copied, %zu released once packed or uploaded to the device; %zu bytes packed\n",
                 st.weights_mapped_bytes, st.weights_copied_bytes, st.weights_released_bytes, st.weights_packed_bytes);
         if (st.cuda_nodes || st.device_arena_bytes)
             fprintf(stderr, "cuda: %d nodes on the device, %d on the CPU; device arena %zu bytes, constants %zu bytes, "

@@ -252,6 +252,10 @@ typedef struct mrt_session_options {
     /* device "cuda": time every CUDA node of the main graph with a pair of CUDA events (bench --profile); read with
        mrt_session_node_gpu_ms after the run */
     bool device_node_timing;
+    /* The session serves one run (minirt info's trial runs): kernels pack nothing (no prepare) and each weight the
+       main graph's CPU steps read is let go once its last reader has run, so a run holds at most the model's weights
+       (docs/memory.md, "Weights"). A later run plans again, copying the weights it needs again. */
+    bool run_once;
 } mrt_session_options;
 
 mrt_session_options mrt_session_options_default(void);

@@ -1,0 +1,162 @@
+/* The weights of a CUDA session (docs/memory.md, "Weights"): a constant that only CUDA steps read lives on the
+ * device once uploaded, and the host lets its copy go; one a CPU step (a fallback) reads too keeps it. Results are
+ * the CPU session's, and the stats count what was let go. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "onnx.pb-c.h"
+
+enum { R = 16, C = 4 };
+
+typedef struct cw_model {
+    Onnx__ModelProto m;
+    Onnx__GraphProto g;
+    Onnx__OperatorSetIdProto opset, *opsets[1];
+    Onnx__NodeProto nodes[3], *pnodes[3];
+    Onnx__ValueInfoProto ins[2], outs[3], *pins[2], *pouts[3];
+    Onnx__TensorProto inits[2], *pinits[2];
+    char *io[3][2], *y[3][1];
+    int64_t adims[2], bdims[3];
+    float a[R * C], b[R * C];
+} cw_model;
+
+static void init_tensor(Onnx__TensorProto *t, const char *name, int rank, int64_t *dims, float *data)
+{
+    onnx__tensor_proto__init(t);
+    t->name = (char *)name;
+    t->n_dims = (size_t)rank;
+    t->dims = dims;
+    t->has_data_type = 1;
+    t->data_type = MRT_DTYPE_FLOAT;
+    t->has_raw_data = 1;
+    t->raw_data.data = (uint8_t *)data;
+    t->raw_data.len = R * C * sizeof(float);
+}
+
+/* y1 = x + A and y2 = x + B on CUDA; y3 = TensorScatter(B, u), which has no CUDA kernel: the CPU reads B */
+static void build(cw_model *p)
+{
+    memset(p, 0, sizeof *p);
+    onnx__model_proto__init(&p->m);
+    onnx__graph_proto__init(&p->g);
+    onnx__operator_set_id_proto__init(&p->opset);
+    p->m.has_ir_version = 1;
+    p->m.ir_version = 10;
+    p->opset.domain = "";
+    p->opset.has_version = 1;
+    p->opset.version = 24;
+    p->opsets[0] = &p->opset;
+    p->m.n_opset_import = 1;
+    p->m.opset_import = p->opsets;
+    p->m.graph = &p->g;
+    p->g.name = "g";
+    static const char *const op[3] = {"Add", "Add", "TensorScatter"}, *const in[3][2] = {{"x", "A"}, {"x", "B"}, {"B", "u"}},
+                             *const out[3] = {"y1", "y2", "y3"};
+    for (int i = 0; i < 3; i++) {
+        onnx__node_proto__init(&p->nodes[i]);
+        p->io[i][0] = (char *)in[i][0];
+        p->io[i][1] = (char *)in[i][1];
+        p->y[i][0] = (char *)out[i];
+        p->nodes[i].op_type = (char *)op[i];
+        p->nodes[i].n_input = 2;
+        p->nodes[i].input = p->io[i];
+        p->nodes[i].n_output = 1;
+        p->nodes[i].output = p->y[i];
+        p->pnodes[i] = &p->nodes[i];
+        onnx__value_info_proto__init(&p->outs[i]);
+        p->outs[i].name = (char *)out[i];
+        p->pouts[i] = &p->outs[i];
+    }
+    for (int i = 0; i < 2; i++) {
+        onnx__value_info_proto__init(&p->ins[i]);
+        p->ins[i].name = i ? "u" : "x";
+        p->pins[i] = &p->ins[i];
+    }
+    for (int i = 0; i < R * C; i++) {
+        p->a[i] = (float)i / 8.0f;
+        p->b[i] = (float)(i - 20) / 4.0f;
+    }
+    p->adims[0] = R, p->adims[1] = C;
+    p->bdims[0] = 1, p->bdims[1] = R, p->bdims[2] = C;
+    init_tensor(&p->inits[0], "A", 2, p->adims, p->a);
+    init_tensor(&p->inits[1], "B", 3, p->bdims, p->b);
+    p->pinits[0] = &p->inits[0];
+    p->pinits[1] = &p->inits[1];
+    p->g.n_node = 3;
+    p->g.node = p->pnodes;
+    p->g.n_input = 2;
+    p->g.input = p->pins;
+    p->g.n_output = 3;
+    p->g.output = p->pouts;
+    p->g.n_initializer = 2;
+    p->g.initializer = p->pinits;
+}
+
+static void run(mrt_session *s, float *y)
+{
+    float x[R * C], u[C];
+    for (int i = 0; i < R * C; i++) x[i] = (float)((i * 7) % 13 - 6) / 4.0f;
+    for (int i = 0; i < C; i++) u[i] = 7.0f + (float)i;
+    mrt_value v[2] = {mrt_value_from_tensor((mrt_tensor){MRT_DTYPE_FLOAT, 2, {R, C}, x}),
+                      mrt_value_from_tensor((mrt_tensor){MRT_DTYPE_FLOAT, 3, {1, 1, C}, u})};
+    const char *names[2] = {"x", "u"};
+    cr_assert_eq(mrt_session_run(s, 2, names, v), MRT_STATUS_OK, "%s", mrt_last_error());
+    for (int i = 0; i < 3; i++) {
+        const mrt_value *o = mrt_session_output(s, i);
+        cr_assert_eq(mrt_tensor_numel(&o->tensor), R * C);
+        cr_assert(o->tensor.data, "output %d has no host data", i);
+        memcpy(y + i * R * C, o->tensor.data, R * C * sizeof(float));
+    }
+}
+
+Test(cuda_weights, a_constant_only_cuda_reads_leaves_the_host_one_a_fallback_reads_stays)
+{
+    th_cuda_require();
+    cw_model *p = malloc(sizeof *p);
+    build(p);
+    size_t len = onnx__model_proto__get_packed_size(&p->m);
+    uint8_t *buf = malloc(len);
+    onnx__model_proto__pack(&p->m, buf);
+    char path[] = "/tmp/minirt_cuda_weights_XXXXXX.onnx";
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, buf, len), (ssize_t)len);
+    close(fd);
+    mrt_model *m = NULL, *mc = NULL;
+    cr_assert_eq(mrt_model_load(path, &m), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert_eq(mrt_model_load(path, &mc), MRT_STATUS_OK, "%s", mrt_last_error());
+    mrt_session_options o = mrt_session_options_default();
+    o.device = "cuda";
+    mrt_session *s = NULL, *cpu = NULL;
+    cr_assert_eq(mrt_session_new(m, &o, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+    cr_assert_eq(mrt_session_new(mc, NULL, &cpu), MRT_STATUS_OK, "%s", mrt_last_error());
+    const size_t wbytes = R * C * sizeof(float);
+    static float y[3 * R * C], want[3 * R * C];
+    for (int round = 0; round < 2; round++) { /* the second run reads the uploaded A again */
+        run(s, y);
+        run(cpu, want);
+        cr_assert(memcmp(y, want, sizeof y) == 0, "round %d: CUDA and CPU results differ", round);
+        mrt_session_stats st;
+        mrt_session_get_stats(s, &st);
+        cr_assert_eq(st.cuda_nodes, 2);
+        cr_assert_eq(st.cpu_nodes, 1, "TensorScatter falls back to the CPU");
+        cr_assert(st.device_const_bytes >= 2 * wbytes, "constants on the device: %zu", st.device_const_bytes);
+        cr_assert_eq(st.weights_released_bytes, wbytes, "round %d: A goes, B stays: released %zu", round,
+                     st.weights_released_bytes);
+        cr_assert_eq(st.weights_mapped_bytes + st.weights_copied_bytes, wbytes, "round %d: B held on the host", round);
+        mrt_session_get_stats(cpu, &st);
+        cr_assert_eq(st.weights_released_bytes, 0, "on the CPU, Add reads A: kept");
+    }
+    mrt_session_free(s);
+    mrt_session_free(cpu);
+    mrt_model_free(m);
+    mrt_model_free(mc);
+    unlink(path);
+    free(buf);
+    free(p);
+}
