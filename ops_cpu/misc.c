@@ -261,7 +261,7 @@ static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, uint8_t *ws, m
     if ((y->dtype != MRT_DTYPE_FLOAT && y->dtype != MRT_DTYPE_DOUBLE) || !einsum_groups_of(ctx, e, &g)) return false;
     const mrt_tensor *x[2] = {mrt_input(ctx, 0), mrt_input(ctx, 1)};
     int64_t nb = g.ext[0], m = g.ext[1], nn = g.ext[2], kk = g.ext[3];
-    /* the workspace's GEMM layout (mrt_einsum_workspace_bytes): A, B and C hold exactly as many elements as X0, X1
+    /* the workspace's GEMM layout (einsum_workspace_bytes): A, B and C hold exactly as many elements as X0, X1
        and Y, then the GEMM's scratch */
     size_t esz = y->dtype == MRT_DTYPE_FLOAT ? 4 : 8;
     void *a = ws, *b = ws + einsum_round((size_t)(nb * m * kk) * esz);
