@@ -29,7 +29,7 @@ typedef struct mrt_step {
     bool folded;                 /* computed at plan time; skipped at run (callback still fires) */
     bool dynamic;                /* infer runs again at run time */
     int64_t opset;
-    size_t ws_bytes;             /* workspace the kernel asked for in infer (mrt_workspace_request) */
+    size_t ws_bytes;             /* workspace the kernel row's hook asked for (mrt_workspace_request) */
     size_t ws_offset;            /* its place in the arena (when planned: ws_bytes && arena) */
     void *kernel_state;          /* what the kernel's prepare built (packed weights), freed with the plan */
     bool prepared_at_run;        /* dynamic step: prepare ran at its first run (MRT_KERNEL_PREPARE_FROM_CONSTANTS) */

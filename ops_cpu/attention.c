@@ -11,6 +11,51 @@
 #include "engine/registry.h"
 #include "ops_cpu/blas.h"
 
+/* Attention's workspace, in bytes per part (each a multiple of 64), for one (batch, query head) at a time and
+   `rows` query rows per GEMM block: K and V of the KV head gathered as [total, size] in the compute type (float,
+   or double for double), Q and Y blocks converted from/to float16/bfloat16, the score block [rows, total] and two
+   double rows (scores, bias). The workspace hook requests `total`; run carves the same layout. */
+typedef struct attention_ws {
+    int64_t rows;
+    size_t k, v, q, s, y, row, total;
+} attention_ws;
+
+static bool attention_ws_mul(size_t *acc, int64_t f)
+{
+    if (f < 0 || (f > 0 && *acc > ((size_t)1 << 56) / (size_t)f)) return false;
+    *acc *= (size_t)f;
+    return true;
+}
+
+/* false when a part's size overflows */
+static bool attention_ws_layout_of(const mrt_attention_geometry_t *g, mrt_dtype dt, attention_ws *w)
+{
+    size_t es = dt == MRT_DTYPE_DOUBLE ? 8 : 4;
+    bool narrow = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16;
+    int64_t T = g->total_len, R = g->q_len;
+    if (T > 0 && R > ((int64_t)1 << 22) / T) R = ((int64_t)1 << 22) / T > 0 ? ((int64_t)1 << 22) / T : 1;
+    w->rows = R;
+    size_t *parts[6] = {&w->k, &w->v, &w->q, &w->s, &w->y, &w->row};
+    int64_t f[6][2] = {{T, g->head}, {T, g->v_head}, {narrow ? R : 0, g->head}, {R, T}, {narrow ? R : 0, g->v_head},
+                       {2, T}};
+    w->total = 0;
+    for (int i = 0; i < 6; i++) {
+        size_t n = i == 5 ? 8 : es;
+        if (!attention_ws_mul(&n, f[i][0]) || !attention_ws_mul(&n, f[i][1])) return false;
+        *parts[i] = (n + 63) / 64 * 64;
+        w->total += *parts[i];
+    }
+    return true;
+}
+
+/* The layout, or the op failed naming the scores' size when it overflows */
+static mrt_status attention_ws_get(mrt_op_ctx *ctx, const mrt_attention_geometry_t *g, attention_ws *w)
+{
+    if (attention_ws_layout_of(g, mrt_input(ctx, 0)->dtype, w)) return MRT_STATUS_OK;
+    return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the attention scores [%lld, %lld] per head are too large",
+                       (long long)g->q_len, (long long)g->total_len);
+}
+
 /* Element offset of (b, head, pos, d) in a Q/K/V tensor, 3-D or 4-D. */
 static int64_t at(bool rank3, int64_t heads, int64_t len, int64_t size, int64_t b, int64_t h, int64_t s, int64_t d)
 {
@@ -131,10 +176,9 @@ static mrt_status mrt_cpu_attention(mrt_op_ctx *ctx)
         }
         mlast = mask->shape[mask->rank - 1];
     }
-    mrt_attention_ws ws;
-    if (!mrt_attention_ws_layout(&g, dt, &ws))
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "attention workspace too large");
-    char *wsp = mrt_workspace(ctx, ws.total); /* requested by infer */
+    attention_ws ws;
+    MRT_TRY(attention_ws_get(ctx, &g, &ws));
+    char *wsp = mrt_workspace(ctx, ws.total);
     if (!wsp) return MRT_STATUS_OUT_OF_MEMORY;
     void *kbuf = wsp, *vbuf = wsp + ws.k, *qbuf = wsp + ws.k + ws.v;
     mat S = {wsp + ws.k + ws.v + ws.q, T}, Yb = {wsp + ws.k + ws.v + ws.q + ws.s, g.v_head};
@@ -219,6 +263,13 @@ static mrt_status mrt_cpu_attention(mrt_op_ctx *ctx)
  * state in double. Per token: decay the state (rows by exp(g) per key dim, or all by one exp(g)), the delta
  * rule's correction v' = beta * (v - S^T k) read from the decayed state, the write S += k v'^T, then every
  * query head of the group reads o = scale * q^T S. */
+/* One KV head's state [d_k, d_v], the retrieved row [d_v] and the decay factors [d_k], in double (the opdef
+   refused sizes whose byte count overflows) */
+static size_t linear_attention_workspace_bytes(const mrt_linear_attention_geometry_t *g)
+{
+    return (size_t)(g->dk * g->dv + g->dv + g->dk + 1) * sizeof(double);
+}
+
 static mrt_status mrt_cpu_linear_attention(mrt_op_ctx *ctx)
 {
     mrt_linear_attention_geometry_t g;
@@ -230,7 +281,7 @@ static mrt_status mrt_cpu_linear_attention(mrt_op_ctx *ctx)
     int64_t B = g.batch, T = g.seq, HQ = g.q_heads, HK = g.kv_heads, DK = g.dk, DV = g.dv, group = HQ / HK;
     double scale = mrt_attr_float(ctx, "scale", 0.0f);
     if (scale == 0.0) scale = DK > 0 ? 1.0 / sqrt((double)DK) : 1.0;
-    double *S = mrt_workspace(ctx, (size_t)(DK * DV + DV + DK + 1) * sizeof(double)); /* requested by infer */
+    double *S = mrt_workspace(ctx, linear_attention_workspace_bytes(&g));
     if (!S) return MRT_STATUS_OUT_OF_MEMORY;
     double *ret = S + DK * DV, *fac = ret + DV;
     for (int64_t b = 0; b < B; b++)
@@ -313,10 +364,30 @@ static mrt_status mrt_cpu_causal_conv_with_state(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ workspaces (engine/registry.h) */
+
+static mrt_status mrt_cpu_attention_workspace(mrt_op_ctx *ctx)
+{
+    mrt_attention_geometry_t g;
+    MRT_TRY(mrt_attention_geometry(ctx, &g));
+    attention_ws ws;
+    MRT_TRY(attention_ws_get(ctx, &g, &ws));
+    mrt_workspace_request(ctx, ws.total);
+    return MRT_STATUS_OK;
+}
+
+static mrt_status mrt_cpu_linear_attention_workspace(mrt_op_ctx *ctx)
+{
+    mrt_linear_attention_geometry_t g;
+    MRT_TRY(mrt_linear_attention_geometry(ctx, &g));
+    mrt_workspace_request(ctx, linear_attention_workspace_bytes(&g));
+    return MRT_STATUS_OK;
+}
+
 const mrt_kernel mrt_cpu_kernels_attention[] = {
-    {"", "Attention", 23, mrt_cpu_attention, NULL},
-    {"", "Attention", 24, mrt_cpu_attention, NULL},
-    {"", "LinearAttention", 27, mrt_cpu_linear_attention, NULL},
+    {"", "Attention", 23, mrt_cpu_attention, NULL, NULL, NULL, 0, mrt_cpu_attention_workspace},
+    {"", "Attention", 24, mrt_cpu_attention, NULL, NULL, NULL, 0, mrt_cpu_attention_workspace},
+    {"", "LinearAttention", 27, mrt_cpu_linear_attention, NULL, NULL, NULL, 0, mrt_cpu_linear_attention_workspace},
     {"", "CausalConvWithState", 27, mrt_cpu_causal_conv_with_state, NULL},
     {0},
 };

@@ -69,10 +69,17 @@ static mrt_status run_half(mrt_op_ctx *ctx, const mrt_deform_conv_params *p, con
     return st;
 }
 
-size_t mrt_cpu_deform_conv_workspace(const mrt_deform_conv_params *p, int threads)
+/* The sample table, column block and padded planes dc_run fetches (none when it has nothing to compute). float16 and
+   bfloat16 compute in float; their operand copies are still malloc'd per call. */
+static mrt_status mrt_cpu_deform_conv_workspace(mrt_op_ctx *ctx)
 {
-    /* float16/bfloat16 compute in float; their operand copies are still malloc'd per call */
-    return p->dtype == MRT_DTYPE_DOUBLE ? dc_workspace_bytes_f64(p, threads) : dc_workspace_bytes_f32(p, threads);
+    mrt_deform_conv_params p;
+    MRT_TRY(mrt_deform_conv_params_get(ctx, &p));
+    int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
+    if (p.n && p.oc && p.oh && p.ow && p.c)
+        mrt_workspace_request(ctx, p.dtype == MRT_DTYPE_DOUBLE ? dc_workspace_bytes_f64(&p, threads)
+                                                               : dc_workspace_bytes_f32(&p, threads));
+    return MRT_STATUS_OK;
 }
 
 static mrt_status mrt_cpu_deform_conv(mrt_op_ctx *ctx)
@@ -106,13 +113,13 @@ static mrt_status mrt_cpu_deform_conv(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_deform_conv[] = {
-    {"", "DeformConv", 19, mrt_cpu_deform_conv, NULL},
-    {"", "DeformConv", 22, mrt_cpu_deform_conv, NULL},
-    {"mmcv", "MMCVModulatedDeformConv2d", 1, mrt_cpu_deform_conv, NULL},
-    {"mmdeploy", "MMCVModulatedDeformConv2d", 1, mrt_cpu_deform_conv, NULL},
-    {"mmcv", "MMCVDeformConv2d", 1, mrt_cpu_deform_conv, NULL},
-    {"mmdeploy", "MMCVDeformConv2d", 1, mrt_cpu_deform_conv, NULL},
-    {"custom", "deform_conv2d", 1, mrt_cpu_deform_conv, NULL},
-    {"torchvision", "deform_conv2d", 1, mrt_cpu_deform_conv, NULL},
+    {"", "DeformConv", 19, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
+    {"", "DeformConv", 22, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
+    {"mmcv", "MMCVModulatedDeformConv2d", 1, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
+    {"mmdeploy", "MMCVModulatedDeformConv2d", 1, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
+    {"mmcv", "MMCVDeformConv2d", 1, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
+    {"mmdeploy", "MMCVDeformConv2d", 1, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
+    {"custom", "deform_conv2d", 1, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
+    {"torchvision", "deform_conv2d", 1, mrt_cpu_deform_conv, NULL, NULL, NULL, 0, mrt_cpu_deform_conv_workspace},
     {0},
 };

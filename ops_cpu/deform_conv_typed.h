@@ -156,7 +156,7 @@ static mrt_status DC_FN(dc_run)(mrt_op_ctx *ctx, const mrt_deform_conv_params *p
     if (p->n == 0 || p->oc == 0 || np == 0) return MRT_STATUS_OK;
     if (rows > 0) {
         const int64_t pb = DC_FN(dc_block_cols)(p);
-        char *ws = mrt_workspace(ctx, DC_FN(dc_workspace_bytes)(p, threads)); /* requested by infer */
+        char *ws = mrt_workspace(ctx, DC_FN(dc_workspace_bytes)(p, threads)); /* mrt_cpu_deform_conv_workspace's */
         if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
         size_t a = (size_t)(p->offset_group * kk * pb) * sizeof(DC_FN(dc_sample)), b = (size_t)(rows * pb) * sizeof(DC_T);
         size_t at_planes = ((a + 63) & ~(size_t)63) + ((b + 63) & ~(size_t)63);

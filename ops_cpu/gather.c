@@ -27,6 +27,19 @@ static mrt_status fix_index(const mrt_op_ctx *ctx, int64_t *v, int64_t dim, int6
     return MRT_STATUS_OK;
 }
 
+/* Gather, GatherElements, GatherND and the scatters check every index into a table of int64 offsets first (at most
+   one per index element): their workspace. */
+static size_t index_table_bytes(const mrt_tensor *indices)
+{
+    return (size_t)mrt_tensor_numel(indices) * sizeof(int64_t);
+}
+
+static mrt_status mrt_cpu_index_table_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, index_table_bytes(mrt_input(ctx, 1)));
+    return MRT_STATUS_OK;
+}
+
 static int norm_axis(const mrt_op_ctx *ctx, int rank, int64_t def)
 {
     int64_t a = mrt_attr_int(ctx, "axis", def);
@@ -43,7 +56,7 @@ static mrt_status mrt_cpu_gather(mrt_op_ctx *ctx)
     int64_t outer = 1, inner = 1, dim = x->shape[axis], n = mrt_tensor_numel(idx);
     for (int d = 0; d < axis; d++) outer *= x->shape[d];
     for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
-    int64_t *ix = mrt_workspace(ctx, mrt_index_table_bytes(idx)); /* requested by infer */
+    int64_t *ix = mrt_workspace(ctx, index_table_bytes(idx));
     if (!ix) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t j = 0; j < n; j++) {
         ix[j] = load_index(idx, j);
@@ -144,7 +157,7 @@ static mrt_status element_offsets(mrt_op_ctx *ctx, const mrt_tensor *idx, int ra
                                   int axis, int64_t **out)
 {
     int64_t n = mrt_tensor_numel(idx), st[MRT_MAX_RANK], c[MRT_MAX_RANK] = {0}, base = 0;
-    int64_t *off = mrt_workspace(ctx, mrt_index_table_bytes(idx)); /* requested by infer */
+    int64_t *off = mrt_workspace(ctx, index_table_bytes(idx));
     if (!off) return MRT_STATUS_OUT_OF_MEMORY;
     mrt_shape_strides(rank, shape, st);
     for (int64_t i = 0; i < n; i++) {
@@ -212,7 +225,7 @@ static mrt_status nd_offsets(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_ten
     mrt_shape_strides(x->rank, x->shape, st);
     *slice = b + m < x->rank ? st[b + m - 1] : 1;
     int64_t batch_stride = b > 0 ? st[b - 1] : 0, nt = batch * per_batch;
-    int64_t *off = mrt_workspace(ctx, mrt_index_table_bytes(idx)); /* requested by infer; nt <= numel(idx) */
+    int64_t *off = mrt_workspace(ctx, index_table_bytes(idx)); /* nt <= numel(idx) */
     if (!off) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t t = 0; t < nt; t++) {
         int64_t o = (t / (per_batch ? per_batch : 1)) * batch_stride;
@@ -371,19 +384,22 @@ const mrt_kernel mrt_cpu_kernels_gather[] = {
     {"", "TensorScatter", 24, mrt_cpu_tensor_scatter, NULL},
 #define K(op, v, fn) {"", op, v, fn, NULL}
 /* the gathers write every output element */
-#define KG(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
+#define KG(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_index_table_workspace}
+/* the scatters, with their index table */
+#define KS(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, 0, mrt_cpu_index_table_workspace}
     KG("Gather", 1, mrt_cpu_gather), KG("Gather", 11, mrt_cpu_gather), KG("Gather", 13, mrt_cpu_gather),
     KG("GatherElements", 11, mrt_cpu_gather_elements), KG("GatherElements", 13, mrt_cpu_gather_elements),
     KG("GatherND", 11, mrt_cpu_gather_nd), KG("GatherND", 12, mrt_cpu_gather_nd), KG("GatherND", 13, mrt_cpu_gather_nd),
-    K("Scatter", 9, mrt_cpu_scatter_elements), K("Scatter", 11, mrt_cpu_scatter_elements),
-    K("ScatterElements", 11, mrt_cpu_scatter_elements), K("ScatterElements", 13, mrt_cpu_scatter_elements),
-    K("ScatterElements", 16, mrt_cpu_scatter_elements), K("ScatterElements", 18, mrt_cpu_scatter_elements),
-    K("ScatterND", 11, mrt_cpu_scatter_nd), K("ScatterND", 13, mrt_cpu_scatter_nd),
-    K("ScatterND", 16, mrt_cpu_scatter_nd), K("ScatterND", 18, mrt_cpu_scatter_nd),
+    KS("Scatter", 9, mrt_cpu_scatter_elements), KS("Scatter", 11, mrt_cpu_scatter_elements),
+    KS("ScatterElements", 11, mrt_cpu_scatter_elements), KS("ScatterElements", 13, mrt_cpu_scatter_elements),
+    KS("ScatterElements", 16, mrt_cpu_scatter_elements), KS("ScatterElements", 18, mrt_cpu_scatter_elements),
+    KS("ScatterND", 11, mrt_cpu_scatter_nd), KS("ScatterND", 13, mrt_cpu_scatter_nd),
+    KS("ScatterND", 16, mrt_cpu_scatter_nd), KS("ScatterND", 18, mrt_cpu_scatter_nd),
     K("Compress", 9, mrt_cpu_compress), K("Compress", 11, mrt_cpu_compress), K("Compress", 28, mrt_cpu_compress),
     K("OneHot", 9, mrt_cpu_one_hot), K("OneHot", 11, mrt_cpu_one_hot), K("OneHot", 28, mrt_cpu_one_hot),
     K("NonZero", 9, mrt_cpu_nonzero), K("NonZero", 13, mrt_cpu_nonzero),
 #undef K
 #undef KG
+#undef KS
     {0},
 };

@@ -46,12 +46,21 @@ static void dims(const mrt_tensor *x, int64_t *n, int64_t *c, int64_t *d)
     for (int i = 2; i < x->rank; i++) *d *= x->shape[i];
 }
 
+/* Both losses take the input's log-probabilities in double */
+static size_t logp_bytes(const mrt_tensor *x) { return (size_t)mrt_tensor_numel(x) * sizeof(double); }
+
+static mrt_status mrt_cpu_loss_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, logp_bytes(mrt_input(ctx, 0)));
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_nll(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     int64_t n, c, d, total = mrt_tensor_numel(x);
     dims(x, &n, &c, &d);
-    double *logp = mrt_workspace(ctx, (size_t)total * sizeof *logp); /* requested by infer */
+    double *logp = mrt_workspace(ctx, logp_bytes(x));
     if (!logp) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t i = 0; i < total; i++) logp[i] = mrt_load_f64(x->dtype, x->data, i);
     mrt_status st = nll_core(ctx, logp, n, c, d);
@@ -64,7 +73,7 @@ static mrt_status mrt_cpu_softmax_cross_entropy(mrt_op_ctx *ctx)
     mrt_tensor *log_prob = mrt_output(ctx, 1);
     int64_t n, c, d, total = mrt_tensor_numel(x);
     dims(x, &n, &c, &d);
-    double *logp = mrt_workspace(ctx, (size_t)total * sizeof *logp); /* requested by infer */
+    double *logp = mrt_workspace(ctx, logp_bytes(x));
     if (!logp) return MRT_STATUS_OUT_OF_MEMORY;
     /* log-softmax over the class axis, stable */
     for (int64_t i = 0; i < n; i++)
@@ -85,7 +94,7 @@ static mrt_status mrt_cpu_softmax_cross_entropy(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_loss[] = {
-    {"", "NegativeLogLikelihoodLoss", 12, mrt_cpu_nll, NULL},
-    {"", "SoftmaxCrossEntropyLoss", 12, mrt_cpu_softmax_cross_entropy, NULL},
+    {"", "NegativeLogLikelihoodLoss", 12, mrt_cpu_nll, NULL, NULL, NULL, 0, mrt_cpu_loss_workspace},
+    {"", "SoftmaxCrossEntropyLoss", 12, mrt_cpu_softmax_cross_entropy, NULL, NULL, NULL, 0, mrt_cpu_loss_workspace},
     {0},
 };

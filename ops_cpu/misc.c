@@ -18,6 +18,10 @@
 
 /* ---- Einsum */
 
+/* The loop nest's description, at the workspace's start (einsum_nest fits) */
+#define EINSUM_NEST_BYTES 20480
+static size_t einsum_round(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
 /* Labels of the loop nest: the output's, then the summed ones. strides[k][j] is input k's element stride along
    loop label j (repeated labels add their strides: a diagonal; broadcast size-1 dims have stride 0). */
 typedef struct einsum_nest {
@@ -26,7 +30,7 @@ typedef struct einsum_nest {
     int label[MRT_EINSUM_MAX_LABELS];
     int64_t strides[MRT_EINSUM_MAX_INPUTS][MRT_EINSUM_MAX_LABELS];
 } einsum_nest;
-_Static_assert(sizeof(einsum_nest) <= MRT_EINSUM_NEST_BYTES, "MRT_EINSUM_NEST_BYTES (engine/opdef/einsum.h) is too small");
+_Static_assert(sizeof(einsum_nest) <= EINSUM_NEST_BYTES, "EINSUM_NEST_BYTES is too small");
 
 static void einsum_nest_init(const mrt_op_ctx *ctx, const mrt_einsum *e, einsum_nest *n)
 {
@@ -73,7 +77,7 @@ static void einsum_data_init(mrt_op_ctx *ctx, int n_in, bool fl, uint8_t *ws, ei
         const mrt_tensor *x = mrt_input(ctx, k);
         int64_t cnt = mrt_tensor_numel(x);
         void *copy = ws;
-        ws += mrt_einsum_round((size_t)cnt * 8);
+        ws += einsum_round((size_t)cnt * 8);
         if (x->dtype == (fl ? MRT_DTYPE_DOUBLE : MRT_DTYPE_INT64)) {
             d->p[k] = x->data;
             continue;
@@ -196,7 +200,8 @@ static bool einsum_by_batch(const einsum_groups *g, int threads)
     return threads > 1 && g->ext[0] >= 2 * threads && g->ext[1] * g->ext[2] * g->ext[3] <= ((int64_t)1 << 21);
 }
 
-int64_t mrt_einsum_sgemm_floats(const mrt_op_ctx *ctx, const mrt_einsum *e, int n_threads)
+/* Floats of minirt's GEMM scratch for a float32 two-input contraction of the GEMM form; 0 for another form. */
+static int64_t einsum_sgemm_floats(const mrt_op_ctx *ctx, const mrt_einsum *e, int n_threads)
 {
     einsum_groups g;
     if (!einsum_groups_of(ctx, e, &g)) return 0;
@@ -256,12 +261,12 @@ static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, uint8_t *ws, m
     if ((y->dtype != MRT_DTYPE_FLOAT && y->dtype != MRT_DTYPE_DOUBLE) || !einsum_groups_of(ctx, e, &g)) return false;
     const mrt_tensor *x[2] = {mrt_input(ctx, 0), mrt_input(ctx, 1)};
     int64_t nb = g.ext[0], m = g.ext[1], nn = g.ext[2], kk = g.ext[3];
-    /* the workspace's GEMM layout (mrt_einsum_workspace_bytes): A, B and C hold exactly as many elements as X0, X1
+    /* the workspace's GEMM layout (einsum_workspace_bytes): A, B and C hold exactly as many elements as X0, X1
        and Y, then the GEMM's scratch */
     size_t esz = y->dtype == MRT_DTYPE_FLOAT ? 4 : 8;
-    void *a = ws, *b = ws + mrt_einsum_round((size_t)(nb * m * kk) * esz);
-    void *c = (uint8_t *)b + mrt_einsum_round((size_t)(nb * kk * nn) * esz);
-    float *gemm_ws = (float *)((uint8_t *)c + mrt_einsum_round((size_t)(nb * m * nn) * esz));
+    void *a = ws, *b = ws + einsum_round((size_t)(nb * m * kk) * esz);
+    void *c = (uint8_t *)b + einsum_round((size_t)(nb * kk * nn) * esz);
+    float *gemm_ws = (float *)((uint8_t *)c + einsum_round((size_t)(nb * m * nn) * esz));
     /* each operand's strides for (batch, rows, columns) of its product: A (batch, M, K), B (batch, K, N) */
     static const int order[2][3] = {{0, 1, 3}, {0, 3, 2}};
     int64_t opst[2][3];
@@ -323,31 +328,75 @@ static bool einsum_try_gemm(mrt_op_ctx *ctx, const mrt_einsum *e, uint8_t *ws, m
     return true;
 }
 
+/* An empty output, or an empty sum (the zero-filled output is the answer): nothing to compute */
+static bool einsum_is_empty(const mrt_einsum *e, const mrt_tensor *y)
+{
+    bool empty = mrt_tensor_numel(y) == 0;
+    for (int l = 0; l < e->n_labels; l++) empty |= e->size[l] == 0;
+    return empty;
+}
+
+/* The workspace: the larger of the two paths', GEMM (A, B and C packed, 2 float/double inputs) and the generic loop
+   nest (the nest plus a double/int64 copy of each input), each buffer 64-byte aligned; none when empty. */
+static size_t einsum_workspace_bytes(const mrt_op_ctx *ctx, const mrt_einsum *e, const mrt_tensor *y)
+{
+    if (einsum_is_empty(e, y)) return 0;
+    mrt_dtype dt = y->dtype;
+    size_t gemm = 0, generic = EINSUM_NEST_BYTES;
+    if (e->n_inputs == 2 && (dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE)) {
+        size_t esz = dt == MRT_DTYPE_FLOAT ? 4 : 8;
+        gemm = einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, 0)) * esz) +
+               einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, 1)) * esz) + einsum_round((size_t)mrt_tensor_numel(y) * esz);
+        if (dt == MRT_DTYPE_FLOAT) gemm += (size_t)einsum_sgemm_floats(ctx, e, ctx->n_threads) * sizeof(float);
+    }
+    for (int k = 0; k < e->n_inputs; k++) generic += einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, k)) * 8);
+    return gemm > generic ? gemm : generic;
+}
+
+static mrt_status mrt_cpu_einsum_workspace(mrt_op_ctx *ctx)
+{
+    mrt_einsum e;
+    MRT_TRY(mrt_einsum_parse(ctx, &e));
+    mrt_workspace_request(ctx, einsum_workspace_bytes(ctx, &e, mrt_output(ctx, 0)));
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_einsum(mrt_op_ctx *ctx)
 {
     mrt_einsum e;
     MRT_TRY(mrt_einsum_parse(ctx, &e));
     mrt_tensor *y = mrt_output(ctx, 0);
-    if (mrt_tensor_numel(y) == 0) return MRT_STATUS_OK;
-    for (int l = 0; l < e.n_labels; l++)
-        if (e.size[l] == 0) return MRT_STATUS_OK; /* an empty sum: the zero-filled output is the answer */
-    uint8_t *ws = mrt_workspace(ctx, mrt_einsum_workspace_bytes(ctx, &e, y->dtype)); /* requested by infer */
+    if (einsum_is_empty(&e, y)) return MRT_STATUS_OK;
+    uint8_t *ws = mrt_workspace(ctx, einsum_workspace_bytes(ctx, &e, y));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     mrt_status st;
     if (einsum_try_gemm(ctx, &e, ws, &st)) return st;
     einsum_nest *n = (einsum_nest *)ws;
     einsum_nest_init(ctx, &e, n);
-    return einsum_generic(ctx, &e, n, ws + MRT_EINSUM_NEST_BYTES);
+    return einsum_generic(ctx, &e, n, ws + EINSUM_NEST_BYTES);
 }
 
 /* ---- Det */
+
+/* One matrix's elimination copy, in double */
+static size_t det_workspace_bytes(const mrt_tensor *x)
+{
+    int64_t m = x->shape[x->rank - 1];
+    return (size_t)(m * m) * sizeof(double);
+}
+
+static mrt_status mrt_cpu_det_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, det_workspace_bytes(mrt_input(ctx, 0)));
+    return MRT_STATUS_OK;
+}
 
 static mrt_status mrt_cpu_det(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t m = x->shape[x->rank - 1], batch = mrt_tensor_numel(y), mm = m * m;
-    double *a = mrt_workspace(ctx, (size_t)mm * sizeof *a); /* requested by infer */
+    double *a = mrt_workspace(ctx, det_workspace_bytes(x));
     if (!a) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t b = 0; b < batch; b++) {
         for (int64_t i = 0; i < mm; i++) a[i] = mrt_load_f64(x->dtype, x->data, b * mm + i);
@@ -437,9 +486,9 @@ static mrt_status mrt_cpu_bernoulli(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_misc[] = {
-    {"", "Einsum", 12, mrt_cpu_einsum, NULL},
-    {"", "Det", 11, mrt_cpu_det, NULL},
-    {"", "Det", 22, mrt_cpu_det, NULL},
+    {"", "Einsum", 12, mrt_cpu_einsum, NULL, NULL, NULL, 0, mrt_cpu_einsum_workspace},
+    {"", "Det", 11, mrt_cpu_det, NULL, NULL, NULL, 0, mrt_cpu_det_workspace},
+    {"", "Det", 22, mrt_cpu_det, NULL, NULL, NULL, 0, mrt_cpu_det_workspace},
     {"", "Bernoulli", 15, mrt_cpu_bernoulli, NULL},
     {"", "Bernoulli", 22, mrt_cpu_bernoulli, NULL},
     {"", "RandomUniform", 1, mrt_cpu_random_uniform, NULL},

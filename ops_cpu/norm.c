@@ -8,16 +8,64 @@
 #include <string.h>
 
 #include "engine/epilogue.h"
-#include "engine/opdef/norm.h"
 #include "engine/registry.h"
 #include "ops_cpu/reduce.h"
 #include "ops_cpu/simd.h"
 
-#define CHUNK MRT_LRN_CHUNK
+#define CHUNK 512 /* LRN works on blocks of this many positions */
 
-/* n doubles of the workspace infer requested (mrt_norm_scratch_doubles); NULL with the op failed when the memory
-   can't be had. */
-static double *scratch(mrt_op_ctx *ctx, int64_t n) { return mrt_workspace(ctx, (size_t)(n > 0 ? n : 0) * sizeof(double)); }
+/* Doubles of scratch of InstanceNormalization, GroupNormalization, LpNormalization, MeanVarianceNormalization and
+   LRN (statistics per group, row or position block), after infer validated the attributes. */
+static int64_t norm_scratch_doubles(const mrt_op_ctx *ctx, const mrt_tensor *x)
+{
+    const char *op = ctx->node->op_type;
+    int64_t n = x->rank > 0 ? x->shape[0] : 1, c = x->rank > 1 ? x->shape[1] : 1;
+    if (strcmp(op, "InstanceNormalization") == 0 || strcmp(op, "GroupNormalization") == 0) {
+        bool instance = op[0] == 'I';
+        int64_t groups = instance ? c : mrt_attr_int(ctx, "num_groups", 1);
+        int64_t per_channel_params = instance || ctx->opset >= 21 ? c : groups;
+        return 2 * n * groups + 2 * n * c + 2 * per_channel_params; /* mean, var; A, B; scale, bias */
+    }
+    if (strcmp(op, "LRN") == 0) return 2 * c * CHUNK;
+    bool reduced[MRT_MAX_RANK] = {false};
+    if (strcmp(op, "LpNormalization") == 0) {
+        int64_t axis = mrt_attr_int(ctx, "axis", -1);
+        if (axis < 0) axis += x->rank;
+        if (axis >= 0 && axis < x->rank) reduced[axis] = true;
+    } else { /* MeanVarianceNormalization */
+        static const int64_t def_axes[3] = {0, 2, 3};
+        const int64_t *axes;
+        int64_t n_axes;
+        if (!mrt_attr_ints(ctx, "axes", &axes, &n_axes)) {
+            axes = def_axes;
+            n_axes = 3;
+        }
+        for (int64_t i = 0; i < n_axes; i++) {
+            int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+            if (a >= 0 && a < x->rank) reduced[a] = true;
+        }
+    }
+    int64_t kept = 1; /* one value per element of the kept dims: two rows of statistics */
+    for (int a = 0; a < x->rank; a++)
+        if (!reduced[a]) kept *= x->shape[a];
+    return 2 * kept;
+}
+
+static size_t norm_scratch_bytes(const mrt_op_ctx *ctx)
+{
+    int64_t n = norm_scratch_doubles(ctx, mrt_input(ctx, 0));
+    return (size_t)(n > 0 ? n : 0) * sizeof(double);
+}
+
+/* The norm_scratch_doubles of the node, which each kernel carves as it needs; NULL with the op failed when the
+   memory can't be had. */
+static double *scratch(mrt_op_ctx *ctx) { return mrt_workspace(ctx, norm_scratch_bytes(ctx)); }
+
+static mrt_status mrt_cpu_norm_scratch_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, norm_scratch_bytes(ctx));
+    return MRT_STATUS_OK;
+}
 
 static void load_all(const mrt_tensor *t, double *dst)
 {
@@ -64,6 +112,22 @@ static void affine_channels_f32(void *arg, int64_t p0, int64_t p1)
     }
 }
 
+/* Per-channel terms (scale, bias, mean, var, A, B; the batch's mean and var in training) over the channels, which
+   spatial=0 extends to the positions */
+static size_t bn_workspace_bytes(const mrt_op_ctx *ctx, const mrt_tensor *x)
+{
+    bool spatial = ctx->opset >= 9 || mrt_attr_int(ctx, "spatial", 1) != 0;
+    int64_t c = x->shape[1];
+    for (int a = 2; !spatial && a < x->rank; a++) c *= x->shape[a];
+    return (size_t)(8 * (c > 0 ? c : 1)) * sizeof(double);
+}
+
+static mrt_status mrt_cpu_batchnorm_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, bn_workspace_bytes(ctx, mrt_input(ctx, 0)));
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -79,7 +143,7 @@ static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
     }
     int64_t view[3] = {n, c, s};
     bool red[3] = {true, false, true};
-    double *p = mrt_workspace(ctx, (size_t)(8 * (c > 0 ? c : 1)) * sizeof(double)); /* requested by infer */
+    double *p = mrt_workspace(ctx, bn_workspace_bytes(ctx, x));
     if (!p) return MRT_STATUS_OUT_OF_MEMORY;
     double *scale = p, *bias = p + c, *mean = p + 2 * c, *var = p + 3 * c, *A = p + 4 * c, *B = p + 5 * c;
     for (int i = 0; i < 4; i++) load_all(mrt_input(ctx, i + 1), p + i * c);
@@ -127,7 +191,7 @@ static mrt_status group_norm(mrt_op_ctx *ctx, int64_t groups, bool per_group)
     int64_t n = x->shape[0], c = x->shape[1], s = 1, cpg = c / groups;
     for (int a = 2; a < x->rank; a++) s *= x->shape[a];
     int64_t ng = n * groups, nc = n * c, np = per_group ? groups : c;
-    double *buf = scratch(ctx, 2 * ng + 2 * nc + 2 * np);
+    double *buf = scratch(ctx);
     if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
     double *mean = buf, *var = mean + ng, *A = var + ng, *B = A + nc, *scale = B + nc, *bias = scale + np;
     load_all(mrt_input(ctx, 1), scale);
@@ -166,12 +230,46 @@ static mrt_status mrt_cpu_groupnorm(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ Layer / RMS normalization */
 
+/* Elements of parameter p (scale or bias, unidirectionally broadcast to x) expanded to doubles over x's dims
+   [q, rank), q = min(axis, the first dim where p varies). */
+static int64_t layernorm_param_len(const mrt_tensor *p, const mrt_tensor *x, int axis)
+{
+    int off = x->rank - p->rank, q = axis;
+    for (int a = 0; a < axis; a++)
+        if (a - off >= 0 && p->shape[a - off] != 1) {
+            q = a;
+            break;
+        }
+    int64_t n = 1;
+    for (int a = q; a < x->rank; a++) n *= x->shape[a];
+    return n;
+}
+
+/* Mean and 1/std per row (2 * outer doubles), then the expanded scale and bias. */
+static size_t layernorm_workspace_bytes(const mrt_tensor *x, const mrt_tensor *scale, const mrt_tensor *bias, int axis)
+{
+    int64_t outer = 1;
+    for (int a = 0; a < axis; a++) outer *= x->shape[a];
+    int64_t n = 2 * outer + layernorm_param_len(scale, x, axis) + (bias ? layernorm_param_len(bias, x, axis) : 0);
+    return (size_t)(n > 0 ? n : 1) * sizeof(double);
+}
+
+static mrt_status mrt_cpu_layernorm_workspace(mrt_op_ctx *ctx)
+{
+    bool rms = strcmp(ctx->node->op_type, "RMSNormalization") == 0;
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    int axis;
+    MRT_TRY(mrt_normalize_axis(ctx, "attribute 'axis'", mrt_attr_int(ctx, "axis", -1), x->rank, &axis));
+    mrt_workspace_request(ctx, layernorm_workspace_bytes(x, mrt_input(ctx, 1), rms ? NULL : mrt_input(ctx, 2), axis));
+    return MRT_STATUS_OK;
+}
+
 /* The values of p (unidirectionally broadcast to x) over x's dims [q, rank), q = min(axis, first dim where p
-   varies), so that row r of the [outer, M] view uses e[(r*M) % len ...]; e holds mrt_layernorm_param_len. */
+   varies), so that row r of the [outer, M] view uses e[(r*M) % len ...]; e holds layernorm_param_len. */
 static int64_t expand_param(const mrt_tensor *p, const mrt_tensor *x, int axis, double *e)
 {
     int r = x->rank, off = x->rank - p->rank;
-    int64_t n = mrt_layernorm_param_len(p, x, axis), m = 1;
+    int64_t n = layernorm_param_len(p, x, axis), m = 1;
     int q = r;
     while (q > 0 && m < n) m *= x->shape[--q]; /* the first dim of the expanded block */
     int64_t pstr[MRT_MAX_RANK], idx[MRT_MAX_RANK] = {0};
@@ -248,7 +346,7 @@ static mrt_status layer_norm(mrt_op_ctx *ctx, bool rms)
     if (outer == 0) return MRT_STATUS_OK;
     int64_t view[2] = {outer, M};
     bool red[2] = {false, true};
-    double *stats = mrt_workspace(ctx, mrt_layernorm_workspace_bytes(x, sc, bi, axis)); /* requested by infer */
+    double *stats = mrt_workspace(ctx, layernorm_workspace_bytes(x, sc, bi, axis));
     if (!stats) return MRT_STATUS_OUT_OF_MEMORY;
     double *es = stats + 2 * outer, *eb = NULL;
     int64_t ls = expand_param(sc, x, axis, es), lb = 0;
@@ -312,7 +410,7 @@ static mrt_status mrt_cpu_lpnorm(mrt_op_ctx *ctx)
         if (a != axis) on *= x->shape[a];
     }
     if (mrt_tensor_numel(x) == 0) return MRT_STATUS_OK;
-    double *A = scratch(ctx, 2 * on);
+    double *A = scratch(ctx);
     if (!A) return MRT_STATUS_OUT_OF_MEMORY;
     double *B = A + on;
     mrt_reduce_kind kind = mrt_attr_int(ctx, "p", 2) == 1 ? MRT_REDUCE_L1 : MRT_REDUCE_L2;
@@ -349,7 +447,7 @@ static mrt_status mrt_cpu_mvn(mrt_op_ctx *ctx)
     int64_t on = 1;
     for (int a = 0; a < x->rank; a++)
         if (!red[a]) on *= x->shape[a];
-    double *mean = scratch(ctx, 2 * on);
+    double *mean = scratch(ctx);
     if (!mean) return MRT_STATUS_OUT_OF_MEMORY;
     double *var = mean + on;
     mrt_status st = moments(x->dtype, x->rank, x->shape, x->data, red, mean, var, on);
@@ -377,7 +475,7 @@ static mrt_status mrt_cpu_lrn(mrt_op_ctx *ctx)
     for (int a = 2; a < x->rank; a++) s *= x->shape[a];
     if (n * c * s == 0) return MRT_STATUS_OK;
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
-    double *xb = scratch(ctx, 2 * c * CHUNK);
+    double *xb = scratch(ctx);
     if (!xb) return MRT_STATUS_OUT_OF_MEMORY;
     double *sq = xb + c * CHUNK;
     double coef = alpha / (double)size;
@@ -403,24 +501,24 @@ static mrt_status mrt_cpu_lrn(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_norm[] = {
-    {"", "BatchNormalization", 1, mrt_cpu_batchnorm, NULL},
-    {"", "BatchNormalization", 6, mrt_cpu_batchnorm, NULL},
-    {"", "BatchNormalization", 7, mrt_cpu_batchnorm, NULL},
-    {"", "BatchNormalization", 9, mrt_cpu_batchnorm, NULL},
-    {"", "BatchNormalization", 14, mrt_cpu_batchnorm, NULL},
-    {"", "BatchNormalization", 15, mrt_cpu_batchnorm, NULL},
-    {"", "InstanceNormalization", 1, mrt_cpu_instancenorm, NULL},
-    {"", "InstanceNormalization", 6, mrt_cpu_instancenorm, NULL},
-    {"", "InstanceNormalization", 22, mrt_cpu_instancenorm, NULL},
-    {"", "LayerNormalization", 17, mrt_cpu_layernorm, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "RMSNormalization", 23, mrt_cpu_rmsnorm, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "GroupNormalization", 18, mrt_cpu_groupnorm, NULL},
-    {"", "GroupNormalization", 21, mrt_cpu_groupnorm, NULL},
-    {"", "LpNormalization", 1, mrt_cpu_lpnorm, NULL},
-    {"", "LpNormalization", 22, mrt_cpu_lpnorm, NULL},
-    {"", "MeanVarianceNormalization", 9, mrt_cpu_mvn, NULL},
-    {"", "MeanVarianceNormalization", 13, mrt_cpu_mvn, NULL},
-    {"", "LRN", 1, mrt_cpu_lrn, NULL},
-    {"", "LRN", 13, mrt_cpu_lrn, NULL},
+    {"", "BatchNormalization", 1, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 6, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 7, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 9, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 14, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 15, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
+    {"", "InstanceNormalization", 1, mrt_cpu_instancenorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "InstanceNormalization", 6, mrt_cpu_instancenorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "InstanceNormalization", 22, mrt_cpu_instancenorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "LayerNormalization", 17, mrt_cpu_layernorm, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_layernorm_workspace},
+    {"", "RMSNormalization", 23, mrt_cpu_rmsnorm, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_layernorm_workspace},
+    {"", "GroupNormalization", 18, mrt_cpu_groupnorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "GroupNormalization", 21, mrt_cpu_groupnorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "LpNormalization", 1, mrt_cpu_lpnorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "LpNormalization", 22, mrt_cpu_lpnorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "MeanVarianceNormalization", 9, mrt_cpu_mvn, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "MeanVarianceNormalization", 13, mrt_cpu_mvn, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "LRN", 1, mrt_cpu_lrn, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
+    {"", "LRN", 13, mrt_cpu_lrn, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
     {0},
 };

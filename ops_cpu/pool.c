@@ -17,10 +17,19 @@
 #define POOL_HAVE_AVX512 1
 #endif
 
-/* float16/bfloat16 run in float: X (and the rois) widened into the workspace infer requested, f[2] for Y. */
+/* float16/bfloat16 run in float: float copies of X, of the rois (MaxRoiPool) and of Y, parts of the workspace */
+static void float_copy_counts(const mrt_tensor *x, const mrt_tensor *rois, const mrt_tensor *y, int64_t counts[3])
+{
+    counts[0] = mrt_tensor_numel(x);
+    counts[1] = rois ? mrt_tensor_numel(rois) : 0;
+    counts[2] = mrt_tensor_numel(y);
+}
+
+/* X (and the rois) widened into the workspace, f[2] for Y */
 static bool float_copies(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *rois, const mrt_tensor *y, float *f[3])
 {
-    int64_t counts[3] = {mrt_tensor_numel(x), rois ? mrt_tensor_numel(rois) : 0, mrt_tensor_numel(y)};
+    int64_t counts[3];
+    float_copy_counts(x, rois, y, counts);
     if (!mrt_workspace_parts(ctx, 3, counts, sizeof(float), (void **)f)) return false;
     mrt_lin_widen_into(x, f[0]);
     if (rois) mrt_lin_widen_into(rois, f[1]);
@@ -1146,33 +1155,46 @@ static mrt_status mrt_cpu_maxunpool(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ workspaces (engine/registry.h) */
+
+/* The pools' float copies, for 16-bit floats only (MaxUnpool takes none) */
+static mrt_status mrt_cpu_pool_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    if (!mrt_lin_is_half(x->dtype)) return MRT_STATUS_OK;
+    const mrt_tensor *rois = strcmp(ctx->node->op_type, "MaxRoiPool") == 0 ? mrt_input(ctx, 1) : NULL;
+    int64_t counts[3];
+    float_copy_counts(x, rois, mrt_output(ctx, 0), counts);
+    return mrt_workspace_request_parts(ctx, 3, counts, sizeof(float));
+}
+
 const mrt_kernel mrt_cpu_kernels_pool[] = {
-    {"", "MaxPool", 1, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "MaxPool", 8, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "MaxPool", 10, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "MaxPool", 11, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "MaxPool", 12, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "MaxPool", 22, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "AveragePool", 1, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL},
-    {"", "AveragePool", 7, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL},
-    {"", "AveragePool", 10, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL},
-    {"", "AveragePool", 11, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL},
-    {"", "AveragePool", 19, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL},
-    {"", "AveragePool", 22, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL},
-    {"", "LpPool", 1, mrt_cpu_lppool, NULL},
-    {"", "LpPool", 2, mrt_cpu_lppool, NULL},
-    {"", "LpPool", 11, mrt_cpu_lppool, NULL},
-    {"", "LpPool", 18, mrt_cpu_lppool, NULL},
-    {"", "LpPool", 22, mrt_cpu_lppool, NULL},
-    {"", "GlobalAveragePool", 1, mrt_cpu_globalaveragepool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "GlobalAveragePool", 22, mrt_cpu_globalaveragepool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "GlobalMaxPool", 1, mrt_cpu_globalmaxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "GlobalMaxPool", 22, mrt_cpu_globalmaxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},
-    {"", "GlobalLpPool", 1, mrt_cpu_globallppool, NULL},
-    {"", "GlobalLpPool", 2, mrt_cpu_globallppool, NULL},
-    {"", "GlobalLpPool", 22, mrt_cpu_globallppool, NULL},
-    {"", "MaxRoiPool", 1, mrt_cpu_maxroipool, NULL},
-    {"", "MaxRoiPool", 22, mrt_cpu_maxroipool, NULL},
+    {"", "MaxPool", 1, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "MaxPool", 8, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "MaxPool", 10, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "MaxPool", 11, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "MaxPool", 12, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "MaxPool", 22, mrt_cpu_maxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "AveragePool", 1, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "AveragePool", 7, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "AveragePool", 10, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "AveragePool", 11, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "AveragePool", 19, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "AveragePool", 22, mrt_cpu_avgpool, NULL, NULL, NULL, MRT_KERNEL_INPUT_PAD | MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "LpPool", 1, mrt_cpu_lppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "LpPool", 2, mrt_cpu_lppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "LpPool", 11, mrt_cpu_lppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "LpPool", 18, mrt_cpu_lppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "LpPool", 22, mrt_cpu_lppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "GlobalAveragePool", 1, mrt_cpu_globalaveragepool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "GlobalAveragePool", 22, mrt_cpu_globalaveragepool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "GlobalMaxPool", 1, mrt_cpu_globalmaxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "GlobalMaxPool", 22, mrt_cpu_globalmaxpool, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_pool_workspace},
+    {"", "GlobalLpPool", 1, mrt_cpu_globallppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "GlobalLpPool", 2, mrt_cpu_globallppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "GlobalLpPool", 22, mrt_cpu_globallppool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "MaxRoiPool", 1, mrt_cpu_maxroipool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
+    {"", "MaxRoiPool", 22, mrt_cpu_maxroipool, NULL, NULL, NULL, 0, mrt_cpu_pool_workspace},
     {"", "MaxUnpool", 9, mrt_cpu_maxunpool, NULL},
     {"", "MaxUnpool", 11, mrt_cpu_maxunpool, NULL},
     {"", "MaxUnpool", 22, mrt_cpu_maxunpool, NULL},

@@ -479,6 +479,16 @@ static mrt_status reduce_int(const mrt_tensor *x, const bool *reduced, mrt_reduc
     return MRT_STATUS_OK;
 }
 
+/* The accumulators and LogSumExp's sums: one 8-byte value per output element each */
+static void reduce_workspace_counts(const mrt_tensor *y, int64_t counts[2]) { counts[0] = counts[1] = mrt_tensor_numel(y); }
+
+static mrt_status mrt_cpu_reduce_workspace(mrt_op_ctx *ctx)
+{
+    int64_t counts[2];
+    reduce_workspace_counts(mrt_output(ctx, 0), counts);
+    return mrt_workspace_request_parts(ctx, 2, counts, sizeof(double));
+}
+
 static mrt_status mrt_cpu_reduce(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -490,8 +500,8 @@ static mrt_status mrt_cpu_reduce(mrt_op_ctx *ctx)
     if (pending) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "input 'axes' has no data");
     int64_t on = mrt_tensor_numel(y);
     if (on == 0) return MRT_STATUS_OK;
-    /* accumulators and LogSumExp's sums, requested by infer */
-    int64_t counts[2] = {on, on};
+    int64_t counts[2];
+    reduce_workspace_counts(y, counts);
     void *part[2];
     if (!mrt_workspace_parts(ctx, 2, counts, sizeof(double), part)) return MRT_STATUS_OUT_OF_MEMORY;
     if (!is_float4(x->dtype) && exact_int_kind((mrt_reduce_kind)kind))
@@ -669,7 +679,7 @@ static mrt_status mrt_cpu_cumsum(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
-#define K_ATTR(op, v) {"", op, v, mrt_cpu_reduce, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
+#define K_ATTR(op, v) {"", op, v, mrt_cpu_reduce, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_reduce_workspace}
 #define K_ROWS(op) K_ATTR(op, 1), K_ATTR(op, 11), K_ATTR(op, 13), K_ATTR(op, 18)
 
 const mrt_kernel mrt_cpu_kernels_reduce[] = {

@@ -154,7 +154,7 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
     int64_t counts[3 * MRT_MAX_RANK];
     void *part[3 * MRT_MAX_RANK];
     if (!mrt_resize_table_bytes(ctx, x, &g, counts)) return MRT_STATUS_INVALID_ARG; /* failed, with the reason */
-    if (!mrt_workspace_parts(ctx, 3 * r, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY; /* requested by infer */
+    if (!mrt_workspace_parts(ctx, 3 * r, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY;
     mrt_resize_axis tab[MRT_MAX_RANK];
     for (int d = 0; d < r; d++) {
         tab[d] = (mrt_resize_axis){0, part[3 * d], part[3 * d + 1], part[3 * d + 2]};
@@ -209,8 +209,20 @@ static mrt_status mrt_cpu_resize(mrt_op_ctx *ctx)
     return st;
 }
 
+/* The interpolation tables, parts of the workspace as the run carves them */
+static mrt_status mrt_cpu_resize_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    mrt_resize_geometry g;
+    bool need;
+    MRT_TRY(mrt_resize_plan(ctx, &g, &need));
+    int64_t counts[3 * MRT_MAX_RANK];
+    if (!mrt_resize_table_bytes(ctx, x, &g, counts)) return MRT_STATUS_INVALID_ARG; /* failed, with the reason */
+    return mrt_workspace_request_parts(ctx, 3 * x->rank, counts, 1);
+}
+
 const mrt_kernel mrt_cpu_kernels_resize[] = {
-    {"", "Upsample", 7, mrt_cpu_resize, NULL},
-    {"", "Resize", 10, mrt_cpu_resize, NULL},
+    {"", "Upsample", 7, mrt_cpu_resize, NULL, NULL, NULL, 0, mrt_cpu_resize_workspace},
+    {"", "Resize", 10, mrt_cpu_resize, NULL, NULL, NULL, 0, mrt_cpu_resize_workspace},
     {0},
 };

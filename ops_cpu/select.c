@@ -7,10 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/opdef/select.h"
 #include "engine/registry.h"
 
-typedef mrt_sort_key keyed;
+/* One element of the axis being sorted: its key in the form its dtype compares by, and its position. */
+typedef struct keyed {
+    double f;
+    int64_t i;
+    uint64_t u;
+    int64_t index;
+} keyed;
+
+/* TopK's merge sort: its buffer and its scratch, one key each per element of the axis */
+static size_t topk_workspace_bytes(int64_t axis_len) { return 2 * (size_t)axis_len * sizeof(keyed); }
 
 typedef struct sort_order {
     int kind;    /* 0 float, 1 signed, 2 unsigned */
@@ -58,7 +66,7 @@ static mrt_status mrt_cpu_topk(mrt_op_ctx *ctx)
     sort_order ord = {mrt_dtype_is_float(x->dtype) ? 0 : x->dtype == MRT_DTYPE_UINT64 ? 2 : 1,
                       mrt_attr_int(ctx, "largest", 1) != 0};
     /* sorted=0 allows any order: sorted output is a valid choice */
-    keyed *buf = mrt_workspace(ctx, mrt_topk_workspace_bytes(len)); /* requested by infer */
+    keyed *buf = mrt_workspace(ctx, topk_workspace_bytes(len));
     if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
     keyed *tmp = buf + len;
     for (int64_t o = 0; o < outer; o++)
@@ -288,8 +296,17 @@ static mrt_status mrt_cpu_unique(mrt_op_ctx *ctx)
     return st;
 }
 
+static mrt_status mrt_cpu_topk_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    int axis;
+    MRT_TRY(mrt_normalize_axis(ctx, "axis", mrt_attr_int(ctx, "axis", -1), x->rank, &axis));
+    mrt_workspace_request(ctx, topk_workspace_bytes(x->shape[axis]));
+    return MRT_STATUS_OK;
+}
+
 const mrt_kernel mrt_cpu_kernels_select[] = {
-    {"", "TopK", 1, mrt_cpu_topk, NULL},
+    {"", "TopK", 1, mrt_cpu_topk, NULL, NULL, NULL, 0, mrt_cpu_topk_workspace},
     {"", "Unique", 11, mrt_cpu_unique, NULL},
     {"", "CenterCropPad", 18, mrt_cpu_center_crop_pad, NULL},
     {"", "CumProd", 26, mrt_cpu_cumprod, NULL},

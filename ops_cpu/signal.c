@@ -58,8 +58,8 @@ static void fft_pow2(int64_t m, const double *cs, const double *sn, int sign, do
     }
 }
 
-/* The plan's buffers come from the workspace infer requested (mrt_dft_plan_parts); false (op failed) when the
-   memory can't be had. */
+/* The plan's buffers come from the workspace (mrt_dft_plan_parts, requested by request_plan); false (op failed)
+   when the memory can't be had. */
 static bool plan_init(mrt_op_ctx *ctx, dft_plan *p, int64_t n, int sign)
 {
     memset(p, 0, sizeof *p);
@@ -324,10 +324,37 @@ static mrt_status mrt_cpu_hann(mrt_op_ctx *ctx) { return window(ctx, 0.5, 0.5, 0
 static mrt_status mrt_cpu_hamming(mrt_op_ctx *ctx) { return window(ctx, 25.0 / 46.0, 21.0 / 46.0, 0); }
 static mrt_status mrt_cpu_blackman(mrt_op_ctx *ctx) { return window(ctx, 0.42, 0.5, 0.08); }
 
+/* ------------------------------------------------------------------ workspaces (engine/registry.h) */
+
+/* The transform plan's parts for length n; none for an empty output or past the supported length (run refuses it
+   by name) */
+static mrt_status request_plan(mrt_op_ctx *ctx, int64_t n)
+{
+    int64_t parts[MRT_DFT_PARTS];
+    if (mrt_tensor_numel(mrt_output(ctx, 0)) == 0 || !mrt_dft_plan_parts(n, parts)) return MRT_STATUS_OK;
+    return mrt_workspace_request_parts(ctx, MRT_DFT_PARTS, parts, sizeof(double));
+}
+
+static mrt_status mrt_cpu_dft_workspace(mrt_op_ctx *ctx)
+{
+    mrt_dft_desc d;
+    bool ready;
+    MRT_TRY(mrt_dft_desc_get(ctx, &d, &ready));
+    return request_plan(ctx, d.n);
+}
+
+static mrt_status mrt_cpu_stft_workspace(mrt_op_ctx *ctx)
+{
+    mrt_stft_desc d;
+    bool ready;
+    MRT_TRY(mrt_stft_desc_get(ctx, &d, &ready));
+    return request_plan(ctx, d.frame);
+}
+
 const mrt_kernel mrt_cpu_kernels_signal[] = {
-    {"", "DFT", 17, mrt_cpu_dft, NULL},
-    {"", "DFT", 20, mrt_cpu_dft, NULL},
-    {"", "STFT", 17, mrt_cpu_stft, NULL},
+    {"", "DFT", 17, mrt_cpu_dft, NULL, NULL, NULL, 0, mrt_cpu_dft_workspace},
+    {"", "DFT", 20, mrt_cpu_dft, NULL, NULL, NULL, 0, mrt_cpu_dft_workspace},
+    {"", "STFT", 17, mrt_cpu_stft, NULL, NULL, NULL, 0, mrt_cpu_stft_workspace},
     {"", "MelWeightMatrix", 17, mrt_cpu_mel, NULL},
     {"", "HannWindow", 17, mrt_cpu_hann, NULL},
     {"", "HammingWindow", 17, mrt_cpu_hamming, NULL},

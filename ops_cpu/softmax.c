@@ -9,9 +9,34 @@
 #include "ops_cpu/simd.h"
 #include "ops_cpu/vmath.h"
 
-/* Doubles per working block: n rows of up to J columns of the inner dims. */
-
 enum { SM_SOFTMAX, SM_LOG, SM_HARD };
+
+/* The double path works on [n, J] blocks of at most SOFTMAX_BLOCK doubles (J columns of the inner axis at a time) */
+#define SOFTMAX_BLOCK 8192
+static int64_t softmax_block_cols(int64_t n, int64_t inner)
+{
+    return n * inner > SOFTMAX_BLOCK ? (SOFTMAX_BLOCK / n > 0 ? SOFTMAX_BLOCK / n : 1) : inner;
+}
+
+static int softmax_kind(const mrt_op_ctx *ctx)
+{
+    const char *op = ctx->node->op_type;
+    return strcmp(op, "Softmax") == 0 ? SM_SOFTMAX : strcmp(op, "LogSoftmax") == 0 ? SM_LOG : SM_HARD;
+}
+
+/* float32 Softmax/LogSoftmax over a contiguous axis runs row by row, without a block */
+static bool softmax_by_rows(mrt_dtype dt, int kind, int64_t inner)
+{
+    return dt == MRT_DTYPE_FLOAT && inner == 1 && kind != SM_HARD;
+}
+
+/* Bytes of the double path's workspace: a block, two J-vectors of doubles and J indices; 0 when it is not taken. */
+static size_t softmax_workspace_bytes(mrt_dtype dt, int kind, int64_t outer, int64_t n, int64_t inner)
+{
+    if (outer == 0 || n == 0 || inner == 0 || softmax_by_rows(dt, kind, inner)) return 0;
+    int64_t j = softmax_block_cols(n, inner);
+    return (size_t)(n * j + 2 * j) * sizeof(double) + (size_t)j * sizeof(int64_t);
+}
 
 static void block_softmax(int kind, double *buf, int64_t n, int64_t m, double *mx, double *sm, int64_t *idx)
 {
@@ -155,19 +180,18 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
-    const char *op = ctx->node->op_type;
-    int kind = strcmp(op, "Softmax") == 0 ? SM_SOFTMAX : strcmp(op, "LogSoftmax") == 0 ? SM_LOG : SM_HARD;
+    int kind = softmax_kind(ctx);
     int64_t outer, n, inner;
     MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner));
     if (outer == 0 || n == 0 || inner == 0) return MRT_STATUS_OK;
-    if (x->dtype == MRT_DTYPE_FLOAT && inner == 1 && kind != SM_HARD) {
+    if (softmax_by_rows(x->dtype, kind, inner)) {
         sm_rows a = {kind, x->data, y->data, n};
         int64_t grain = 8192 / n > 1 ? 8192 / n : 1; /* rows per range: at least ~32 KB of work */
         mrt_parallel_for(ctx, outer, grain, softmax_rows_f32, &a);
         return MRT_STATUS_OK;
     }
-    int64_t J = mrt_softmax_block_cols(n, inner);
-    double *buf = mrt_workspace(ctx, mrt_softmax_workspace_bytes(n, inner)); /* requested by infer */
+    int64_t J = softmax_block_cols(n, inner);
+    double *buf = mrt_workspace(ctx, softmax_workspace_bytes(x->dtype, kind, outer, n, inner));
     if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
     double *mx = buf + n * J, *sm = mx + J;
     int64_t *idx = (int64_t *)(sm + J);
@@ -194,10 +218,19 @@ static mrt_status mrt_cpu_softmax(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+static mrt_status mrt_cpu_softmax_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    int64_t outer, n, inner;
+    MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner));
+    mrt_workspace_request(ctx, softmax_workspace_bytes(x->dtype, softmax_kind(ctx), outer, n, inner));
+    return MRT_STATUS_OK;
+}
+
 #define SOFTMAX_ROWS(op)                                                                                      \
-    {"", op, 1, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},                                        \
-        {"", op, 11, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL},                                   \
-        {"", op, 13, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
+    {"", op, 1, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_softmax_workspace},             \
+        {"", op, 11, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_softmax_workspace},        \
+        {"", op, 13, mrt_cpu_softmax, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_softmax_workspace}
 
 const mrt_kernel mrt_cpu_kernels_softmax[] = {
     SOFTMAX_ROWS("Softmax"),

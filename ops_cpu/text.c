@@ -354,15 +354,38 @@ static int32_t trie_step(const tfidf_trie *t, int32_t node, const mrt_tensor *x,
     return s->child;
 }
 
+/* Hash-table slots for the trie (a power of two, at least twice the pool). */
+static int64_t tfidf_table_slots(const mrt_tfidf *p)
+{
+    int64_t slots = 2;
+    while (slots < 2 * (p->pool_len + 1)) slots *= 2;
+    return slots;
+}
+
+/* The n-gram trie's hash table (slots of {int64 key, int32 parent, int32 child}), its node ids (int64 each: the root
+   and one per pool item at most) and one row of int64 counts. */
+static size_t tfidf_workspace_bytes(const mrt_tfidf *p)
+{
+    return (size_t)tfidf_table_slots(p) * 16 + (size_t)(p->pool_len + 1) * 8 + (size_t)p->out_size * 8 + 64;
+}
+
+static mrt_status mrt_cpu_tfidf_workspace(mrt_op_ctx *ctx)
+{
+    mrt_tfidf p;
+    MRT_TRY(mrt_tfidf_read(ctx, &p));
+    mrt_workspace_request(ctx, tfidf_workspace_bytes(&p));
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_tfidf_vectorizer(mrt_op_ctx *ctx)
 {
     mrt_tfidf p;
     MRT_TRY(mrt_tfidf_read(ctx, &p));
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
-    uint8_t *ws = mrt_workspace(ctx, mrt_tfidf_workspace_bytes(&p)); /* requested by infer */
+    uint8_t *ws = mrt_workspace(ctx, tfidf_workspace_bytes(&p));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
-    int64_t n_slots = mrt_tfidf_table_slots(&p);
+    int64_t n_slots = tfidf_table_slots(&p);
     tfidf_trie t = {&p, (tfidf_slot *)ws, n_slots - 1, (int64_t *)(ws + n_slots * 16), 0};
     int64_t *count = t.id + p.pool_len + 1;
     memset(t.slots, 0, (size_t)n_slots * sizeof *t.slots);
@@ -400,6 +423,6 @@ const mrt_kernel mrt_cpu_kernels_text[] = {
     {"", "StringConcat", 20, mrt_cpu_string_concat, NULL},
     {"", "StringSplit", 20, mrt_cpu_string_split, NULL},
     {"", "RegexFullMatch", 20, mrt_cpu_regex_full_match, NULL},
-    {"", "TfIdfVectorizer", 9, mrt_cpu_tfidf_vectorizer, NULL},
+    {"", "TfIdfVectorizer", 9, mrt_cpu_tfidf_vectorizer, NULL, NULL, NULL, 0, mrt_cpu_tfidf_workspace},
     {0},
 };

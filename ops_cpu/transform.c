@@ -207,10 +207,19 @@ static mrt_status mrt_cpu_concat(mrt_op_ctx *ctx)
     return mrt_mover_status(&m, ctx);
 }
 
+/* The outputs' sizes along the axis, one int64 each */
+static size_t split_sizes_bytes(const mrt_op_ctx *ctx) { return (size_t)ctx->n_outputs * sizeof(int64_t); }
+
+static mrt_status mrt_cpu_split_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, split_sizes_bytes(ctx));
+    return MRT_STATUS_OK;
+}
+
 static mrt_status mrt_cpu_split(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
-    int64_t *sizes = mrt_workspace(ctx, (size_t)ctx->n_outputs * sizeof *sizes); /* requested by infer */
+    int64_t *sizes = mrt_workspace(ctx, split_sizes_bytes(ctx));
     if (!sizes) return MRT_STATUS_OUT_OF_MEMORY;
     memset(sizes, 0, (size_t)ctx->n_outputs * sizeof *sizes);
     int axis;
@@ -468,13 +477,13 @@ static mrt_status mrt_cpu_reverse_sequence(mrt_op_ctx *ctx)
 const mrt_kernel mrt_cpu_kernels_transform[] = {
 /* all but Trilu write every output element (Trilu leaves the zeroed part to the engine's zero fill) */
 #define K(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
+#define KSPLIT(v) {"", "Split", v, mrt_cpu_split, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL, mrt_cpu_split_workspace}
     K("Transpose", 1, mrt_cpu_transpose), K("Transpose", 13, mrt_cpu_transpose),
     K("Transpose", 21, mrt_cpu_transpose), K("Transpose", 23, mrt_cpu_transpose),
     K("Transpose", 24, mrt_cpu_transpose), K("Transpose", 25, mrt_cpu_transpose),
     K("Concat", 1, mrt_cpu_concat), K("Concat", 4, mrt_cpu_concat), K("Concat", 11, mrt_cpu_concat),
     K("Concat", 13, mrt_cpu_concat),
-    K("Split", 1, mrt_cpu_split), K("Split", 2, mrt_cpu_split), K("Split", 11, mrt_cpu_split),
-    K("Split", 13, mrt_cpu_split), K("Split", 18, mrt_cpu_split),
+    KSPLIT(1), KSPLIT(2), KSPLIT(11), KSPLIT(13), KSPLIT(18),
     K("Slice", 1, mrt_cpu_slice), K("Slice", 10, mrt_cpu_slice), K("Slice", 11, mrt_cpu_slice),
     K("Slice", 13, mrt_cpu_slice),
     K("Tile", 1, mrt_cpu_tile), K("Tile", 6, mrt_cpu_tile), K("Tile", 13, mrt_cpu_tile),
@@ -488,5 +497,6 @@ const mrt_kernel mrt_cpu_kernels_transform[] = {
     {"", "Trilu", 14, mrt_cpu_trilu, NULL},
     K("ReverseSequence", 10, mrt_cpu_reverse_sequence), K("ReverseSequence", 28, mrt_cpu_reverse_sequence),
 #undef K
+#undef KSPLIT
     {0},
 };

@@ -123,6 +123,22 @@ __global__ void softmax_rows_kernel(Acc *S, const void *mask, void *oqk, row_par
 template <typename E> struct attention_run {
     typedef typename mrt_cu_gemm::acc_of<E>::type Acc;
 
+    // workspace: S [B, HQ, L, T] in Acc, then K and V as [B, HK, T, size] when there is a past and no present
+    struct ws_layout {
+        size_t s_bytes, k_bytes, v_bytes;
+        size_t total() const { return s_bytes + k_bytes + v_bytes + 1; }
+    };
+    static ws_layout layout(mrt_op_ctx *ctx, const mrt_attention_geometry_t &g)
+    {
+        int64_t B = g.batch, HQ = g.q_heads, HK = g.kv_heads, L = g.q_len, T = g.total_len;
+        bool need_k = g.past_len > 0 && !mrt_output(ctx, 1), need_v = g.past_len > 0 && !mrt_output(ctx, 2);
+        ws_layout w;
+        w.s_bytes = ((size_t)(B * HQ * L * T) * sizeof(Acc) + 255) / 256 * 256;
+        w.k_bytes = need_k ? ((size_t)(B * HK * T * g.head) * sizeof(E) + 255) / 256 * 256 : 0;
+        w.v_bytes = need_v ? (size_t)(B * HK * T * g.v_head) * sizeof(E) : 0;
+        return w;
+    }
+
     static mrt_status run(mrt_op_ctx *ctx, const mrt_attention_geometry_t &g)
     {
         const mrt_tensor *q = mrt_input(ctx, 0), *k = mrt_input(ctx, 1), *v = mrt_input(ctx, 2);
@@ -135,12 +151,9 @@ template <typename E> struct attention_run {
         int64_t B = g.batch, HQ = g.q_heads, HK = g.kv_heads, L = g.q_len, T = g.total_len, D = g.head,
                 DV = g.v_head, group = HQ / HK;
 
-        // workspace: S [B, HQ, L, T] in Acc, then K and V as [B, HK, T, size] when there is a past and no present
-        size_t s_bytes = ((size_t)(B * HQ * L * T) * sizeof(Acc) + 255) / 256 * 256;
-        bool need_k = g.past_len > 0 && !ok, need_v = g.past_len > 0 && !ov;
-        size_t k_bytes = need_k ? ((size_t)(B * HK * T * D) * sizeof(E) + 255) / 256 * 256 : 0;
-        size_t v_bytes = need_v ? (size_t)(B * HK * T * DV) * sizeof(E) : 0;
-        char *ws = (char *)mrt_workspace(ctx, s_bytes + k_bytes + v_bytes + 1);
+        const ws_layout wl = layout(ctx, g);
+        const size_t s_bytes = wl.s_bytes, k_bytes = wl.k_bytes;
+        char *ws = (char *)mrt_workspace(ctx, wl.total());
         if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
         Acc *S = (Acc *)ws;
 
@@ -239,6 +252,20 @@ mrt_status cu_attention(mrt_op_ctx *ctx)
     }
 }
 
+mrt_status cu_attention_workspace(mrt_op_ctx *ctx)
+{
+    mrt_attention_geometry_t g;
+    MRT_TRY(mrt_attention_geometry(ctx, &g));
+    switch (mrt_input(ctx, 0)->dtype) {
+    case MRT_DTYPE_FLOAT: mrt_workspace_request(ctx, attention_run<float>::layout(ctx, g).total()); break;
+    case MRT_DTYPE_DOUBLE: mrt_workspace_request(ctx, attention_run<double>::layout(ctx, g).total()); break;
+    case MRT_DTYPE_FLOAT16: mrt_workspace_request(ctx, attention_run<mrt_cu_half>::layout(ctx, g).total()); break;
+    case MRT_DTYPE_BFLOAT16: mrt_workspace_request(ctx, attention_run<mrt_cu_bf16>::layout(ctx, g).total()); break;
+    default: break;
+    }
+    return MRT_STATUS_OK;
+}
+
 bool cu_attention_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 {
     const mrt_tensor *q = mrt_input(ctx, 0), *mask = mrt_input(ctx, 3);
@@ -294,6 +321,20 @@ __global__ void linear_attention_kernel(const void *q, const void *k, const void
     }
 }
 
+// Every (batch, KV head)'s state [d_k, d_v] in double; none when there is nothing to compute
+size_t linear_attention_workspace_bytes(const mrt_linear_attention_geometry_t &g)
+{
+    return g.batch * g.kv_heads * g.dv != 0 ? (size_t)(g.batch * g.kv_heads * g.dk * g.dv + 1) * sizeof(double) : 0;
+}
+
+mrt_status cu_linear_attention_workspace(mrt_op_ctx *ctx)
+{
+    mrt_linear_attention_geometry_t g;
+    MRT_TRY(mrt_linear_attention_geometry(ctx, &g));
+    mrt_workspace_request(ctx, linear_attention_workspace_bytes(g));
+    return MRT_STATUS_OK;
+}
+
 mrt_status cu_linear_attention(mrt_op_ctx *ctx)
 {
     mrt_linear_attention_geometry_t g;
@@ -310,7 +351,7 @@ mrt_status cu_linear_attention(mrt_op_ctx *ctx)
     if (p.scale == 0.0) p.scale = p.DK > 0 ? 1.0 / sqrt((double)p.DK) : 1.0;
     int64_t n = p.B * p.HK * p.DV;
     if (n == 0) return MRT_STATUS_OK;
-    double *state = (double *)mrt_workspace(ctx, (size_t)(p.B * p.HK * p.DK * p.DV + 1) * sizeof(double));
+    double *state = (double *)mrt_workspace(ctx, linear_attention_workspace_bytes(g));
     if (!state) return MRT_STATUS_OUT_OF_MEMORY;
     MRT_LAUNCH(linear_attention_kernel, mrt_cu_blocks(n), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const void *)q->data,
                (const void *)k->data, (const void *)v->data, past ? (const void *)past->data : NULL,
@@ -395,8 +436,9 @@ bool cu_causal_conv_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 // Every element of every output is written (Attention's qk output in each mode, LinearAttention's y and present,
 // the conv's y and present).
 extern "C" const mrt_kernel mrt_cuda_kernels_attention[] = {
-    MRT_CU_ROW_S("Attention", 23, cu_attention, cu_attention_supports, MRT_KERNEL_WRITES_ALL),
-    MRT_CU_ROW_S("LinearAttention", 27, cu_linear_attention, cu_linear_attention_supports, MRT_KERNEL_WRITES_ALL),
+    MRT_CU_ROW_SW("Attention", 23, cu_attention, cu_attention_supports, MRT_KERNEL_WRITES_ALL, cu_attention_workspace),
+    MRT_CU_ROW_SW("LinearAttention", 27, cu_linear_attention, cu_linear_attention_supports, MRT_KERNEL_WRITES_ALL,
+                  cu_linear_attention_workspace),
     MRT_CU_ROW_S("CausalConvWithState", 27, cu_causal_conv, cu_causal_conv_supports, MRT_KERNEL_WRITES_ALL),
     {0},
 };

@@ -51,6 +51,18 @@ __global__ void sample_kernel(const T *x, const T *off, const T *mask, C *col, m
     }
 }
 
+// The column block deform_typed fetches: *chunk images at a time, as many as fit in COL_BUDGET_BYTES (at least one),
+// in the accumulation type of acc_bytes
+size_t col_bytes(const mrt_deform_conv_params &p, size_t acc_bytes, int64_t *chunk)
+{
+    const int64_t per_image = p.c * p.kh * p.kw * p.oh * p.ow;
+    int64_t c = COL_BUDGET_BYTES / (int64_t)acc_bytes / (per_image > 0 ? per_image : 1);
+    if (c < 1) c = 1;
+    if (c > p.n) c = p.n;
+    *chunk = c;
+    return per_image > 0 ? (size_t)(c * per_image) * acc_bytes : 0;
+}
+
 template <typename T>
 mrt_status deform_typed(mrt_op_ctx *ctx, const mrt_deform_conv_params &p, const T *x, const T *w, const T *off,
                         const T *mask, const T *bias, T *y)
@@ -62,12 +74,11 @@ mrt_status deform_typed(mrt_op_ctx *ctx, const mrt_deform_conv_params &p, const 
     g.has_c = bias != NULL;
     g.c_rs = 1, g.c_cs = 0;
     const int64_t per_image = p.c * kk * np;
-    int64_t chunk = COL_BUDGET_BYTES / (int64_t)sizeof(C) / (per_image > 0 ? per_image : 1);
-    if (chunk < 1) chunk = 1;
-    if (chunk > p.n) chunk = p.n;
+    int64_t chunk;
+    const size_t col_size = col_bytes(p, sizeof(C), &chunk);
     C *col = NULL;
     if (per_image > 0) {
-        col = (C *)mrt_workspace(ctx, (size_t)(chunk * per_image) * sizeof(C));
+        col = (C *)mrt_workspace(ctx, col_size);
         if (!col) return MRT_STATUS_OUT_OF_MEMORY;
     }
     for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
@@ -114,17 +125,33 @@ mrt_status cu_deform_conv(mrt_op_ctx *ctx)
     return st;
 }
 
+mrt_status cu_deform_conv_workspace(mrt_op_ctx *ctx)
+{
+    mrt_deform_conv_params p;
+    MRT_TRY(mrt_deform_conv_params_get(ctx, &p));
+    const mrt_tensor *y = mrt_output(ctx, 0);
+    if (!y || mrt_tensor_numel(y) == 0) return MRT_STATUS_OK; // as run: nothing to compute
+    [&]() -> bool {
+        MRT_CU_SWITCH_FLOAT(p.dtype, {
+            int64_t chunk;
+            mrt_workspace_request(ctx, col_bytes(p, sizeof(typename mrt_cu_gemm::acc_of<elem_t>::type), &chunk));
+        })
+        return false;
+    }();
+    return MRT_STATUS_OK;
+}
+
 } // namespace
 
 #define W MRT_KERNEL_WRITES_ALL
 extern "C" const mrt_kernel mrt_cuda_kernels_deform_conv[] = {
-    MRT_CU_ROW("DeformConv", 19, cu_deform_conv, W),
-    {"mmcv", "MMCVModulatedDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
-    {"mmdeploy", "MMCVModulatedDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
-    {"mmcv", "MMCVDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
-    {"mmdeploy", "MMCVDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
-    {"custom", "deform_conv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
-    {"torchvision", "deform_conv2d", 1, cu_deform_conv, NULL, NULL, NULL, W},
+    MRT_CU_ROW_SW("DeformConv", 19, cu_deform_conv, NULL, W, cu_deform_conv_workspace),
+    {"mmcv", "MMCVModulatedDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W, cu_deform_conv_workspace},
+    {"mmdeploy", "MMCVModulatedDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W, cu_deform_conv_workspace},
+    {"mmcv", "MMCVDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W, cu_deform_conv_workspace},
+    {"mmdeploy", "MMCVDeformConv2d", 1, cu_deform_conv, NULL, NULL, NULL, W, cu_deform_conv_workspace},
+    {"custom", "deform_conv2d", 1, cu_deform_conv, NULL, NULL, NULL, W, cu_deform_conv_workspace},
+    {"torchvision", "deform_conv2d", 1, cu_deform_conv, NULL, NULL, NULL, W, cu_deform_conv_workspace},
     {},
 };
 #undef W

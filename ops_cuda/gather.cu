@@ -53,10 +53,13 @@ struct index_check {
     int *flag;
 };
 
+// The workspace check_begin fetches: the table, then the flag.
+size_t check_bytes(size_t table_bytes) { return (table_bytes + 63) / 64 * 64 + 64; }
+
 mrt_status check_begin(mrt_op_ctx *ctx, size_t table_bytes, index_check *c)
 {
     size_t at = (table_bytes + 63) / 64 * 64;
-    char *ws = (char *)mrt_workspace(ctx, at + 64);
+    char *ws = (char *)mrt_workspace(ctx, check_bytes(table_bytes));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     c->table = ws;
     c->flag = (int *)(ws + at);
@@ -383,16 +386,24 @@ struct nd_dim_of {
     }
 };
 
+int gather_nd_batch_dims(const mrt_op_ctx *ctx) { return ctx->opset >= 12 ? (int)mrt_attr_int(ctx, "batch_dims", 0) : 0; }
+
+// GatherND's offset table: only for empty slices, where the run checks the indices and copies nothing
+size_t gather_nd_table_bytes(mrt_op_ctx *ctx, int64_t nt)
+{
+    return mrt_tensor_numel(mrt_output(ctx, 0)) ? 0 : (size_t)nt * sizeof(int64_t);
+}
+
 mrt_status cu_gather_nd(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *idx = mrt_input(ctx, 1);
     mrt_tensor *y = mrt_output(ctx, 0);
-    int b = ctx->opset >= 12 ? (int)mrt_attr_int(ctx, "batch_dims", 0) : 0;
+    int b = gather_nd_batch_dims(ctx);
     int64_t nt, n = mrt_tensor_numel(y);
     nd_geom g = nd_geom_of(x, idx, b, &nt);
     if (nt == 0 || mrt_tensor_numel(idx) == 0) return MRT_STATUS_OK;
     index_check c;
-    MRT_TRY(check_begin(ctx, n ? 0 : (size_t)nt * sizeof(int64_t), &c));
+    MRT_TRY(check_begin(ctx, gather_nd_table_bytes(ctx, nt), &c));
     bool done = false;
     if (n == 0) { // empty slices: only the indices' check, as on the CPU
         MRT_LAUNCH(tuple_offsets_kernel, mrt_cu_blocks(nt), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), idx->data,
@@ -452,7 +463,36 @@ mrt_status cu_scatter_nd(mrt_op_ctx *ctx)
 }
 
 
+// ------------------------------------------------------------------ workspaces (engine/registry.h)
+
+// Gather, GatherElements and ScatterElements: the out-of-range flag alone
+mrt_status cu_index_flag_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, check_bytes(0));
+    return MRT_STATUS_OK;
+}
+
+mrt_status cu_gather_nd_workspace(mrt_op_ctx *ctx)
+{
+    int64_t nt;
+    nd_geom_of(mrt_input(ctx, 0), mrt_input(ctx, 1), gather_nd_batch_dims(ctx), &nt);
+    mrt_workspace_request(ctx, check_bytes(gather_nd_table_bytes(ctx, nt)));
+    return MRT_STATUS_OK;
+}
+
+// ScatterND: the tuples' offsets and the flag
+mrt_status cu_scatter_nd_workspace(mrt_op_ctx *ctx)
+{
+    int64_t nt;
+    nd_geom_of(mrt_input(ctx, 0), mrt_input(ctx, 1), 0, &nt);
+    mrt_workspace_request(ctx, check_bytes((size_t)nt * sizeof(int64_t)));
+    return MRT_STATUS_OK;
+}
+
 // ------------------------------------------------------------------ Compress / NonZero: numbering the selected elements
+
+// Their workspace stays unplanned: NonZero's step, and Compress's unless its condition is a constant, are dynamic
+// (the output's size depends on the data), so they take it from the device scratch grown on demand.
 
 // Elements per chunk of the scan: at most MAX_CHUNKS chunks, so one thread sums their counts quickly.
 const int64_t MAX_CHUNKS = 4096;
@@ -748,13 +788,17 @@ bool movable(const mrt_op_ctx *ctx, char *why, size_t len) { return mrt_cu_movab
 // The gathers write every output element; the scatters copy the data first and write every element too.
 #define W MRT_KERNEL_WRITES_ALL
 #define R(op, ver, fn) MRT_CU_ROW_S(op, ver, fn, movable, W)
+#define RW(op, ver, fn, ws) MRT_CU_ROW_SW(op, ver, fn, movable, W, ws)
 extern "C" const mrt_kernel mrt_cuda_kernels_gather[] = {
-    R("Gather", 1, cu_gather), R("GatherElements", 11, cu_gather_elements), R("GatherND", 11, cu_gather_nd),
-    R("Scatter", 9, cu_scatter_elements), R("ScatterElements", 11, cu_scatter_elements),
-    R("ScatterND", 11, cu_scatter_nd), R("Compress", 9, cu_compress), R("TensorScatter", 24, cu_tensor_scatter),
+    RW("Gather", 1, cu_gather, cu_index_flag_workspace), RW("GatherElements", 11, cu_gather_elements, cu_index_flag_workspace),
+    RW("GatherND", 11, cu_gather_nd, cu_gather_nd_workspace), RW("Scatter", 9, cu_scatter_elements, cu_index_flag_workspace),
+    RW("ScatterElements", 11, cu_scatter_elements, cu_index_flag_workspace),
+    RW("ScatterND", 11, cu_scatter_nd, cu_scatter_nd_workspace), R("Compress", 9, cu_compress),
+    R("TensorScatter", 24, cu_tensor_scatter),
     MRT_CU_ROW_S("OneHot", 9, cu_one_hot, one_hot_supports, W),
     MRT_CU_ROW_S("NonZero", 9, cu_nonzero, nonzero_supports, 0),
     {0},
 };
 #undef R
+#undef RW
 #undef W

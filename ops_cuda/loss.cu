@@ -102,11 +102,29 @@ __global__ void loss_reduce_kernel(const double *loss, const double *wt, const i
     }
 }
 
+bool is_sce(const mrt_op_ctx *ctx) { return strcmp(ctx->node->op_type, "SoftmaxCrossEntropyLoss") == 0; }
+
+// The workspace cu_loss fetches: [logp (SCE)][loss][wt][bad][bad_out], 8 bytes each; none when it returns early
+size_t loss_workspace_bytes(const mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    int64_t count = x->shape[0]; // N * d1 * ...
+    for (int i = 2; i < x->rank; i++) count *= x->shape[i];
+    if (count == 0 && strcmp(mrt_attr_string(ctx, "reduction", "mean"), "none") == 0) return 0;
+    return ((is_sce(ctx) ? (size_t)mrt_tensor_numel(x) : 0) + 3 * (size_t)count + 1) * 8;
+}
+
+mrt_status cu_loss_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, loss_workspace_bytes(ctx));
+    return MRT_STATUS_OK;
+}
+
 mrt_status cu_loss(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *t = mrt_input(ctx, 1), *w = mrt_input(ctx, 2);
     mrt_tensor *y = mrt_output(ctx, 0);
-    bool sce = strcmp(ctx->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
+    bool sce = is_sce(ctx);
     mrt_tensor *log_prob = sce ? mrt_output(ctx, 1) : NULL;
     loss_geom g{};
     g.n = x->shape[0];
@@ -125,10 +143,8 @@ mrt_status cu_loss(mrt_op_ctx *ctx)
     int64_t total = g.n * g.c * g.d, count = g.n * g.d;
     if (g.none && count == 0) return MRT_STATUS_OK;
 
-    // workspace: [logp (SCE)][loss][wt][bad][bad_out]
     size_t n_logp = sce ? (size_t)total : 0;
-    size_t bytes = (n_logp + 3 * (size_t)count + 1) * 8;
-    char *ws = (char *)mrt_workspace(ctx, bytes);
+    char *ws = (char *)mrt_workspace(ctx, loss_workspace_bytes(ctx));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     double *logp = (double *)ws, *loss = logp + n_logp, *wt = loss + count;
     int64_t *bad = (int64_t *)(wt + count), *bad_out = bad + count;
@@ -174,7 +190,7 @@ bool cu_loss_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 
 // Outputs are not all written when a target is bad (the node fails then), so no MRT_KERNEL_WRITES_ALL.
 extern "C" const mrt_kernel mrt_cuda_kernels_loss[] = {
-    MRT_CU_ROW_S("NegativeLogLikelihoodLoss", 12, cu_loss, cu_loss_supports, 0),
-    MRT_CU_ROW_S("SoftmaxCrossEntropyLoss", 12, cu_loss, cu_loss_supports, 0),
+    MRT_CU_ROW_SW("NegativeLogLikelihoodLoss", 12, cu_loss, cu_loss_supports, 0, cu_loss_workspace),
+    MRT_CU_ROW_SW("SoftmaxCrossEntropyLoss", 12, cu_loss, cu_loss_supports, 0, cu_loss_workspace),
     {0},
 };

@@ -267,13 +267,27 @@ __global__ void det_kernel(const void *x, void *y, double *ws, int dt, int64_t m
     }
 }
 
+// Every matrix's elimination copy, in double; none for an empty batch
+size_t det_workspace_bytes(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    int64_t m = x->shape[x->rank - 1], batch = mrt_tensor_numel(mrt_output(ctx, 0));
+    return batch ? (size_t)(batch * m * m + 1) * sizeof(double) : 0;
+}
+
+mrt_status cu_det_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, det_workspace_bytes(ctx));
+    return MRT_STATUS_OK;
+}
+
 mrt_status cu_det(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t m = x->shape[x->rank - 1], batch = mrt_tensor_numel(y);
     if (batch == 0) return MRT_STATUS_OK;
-    double *ws = (double *)mrt_workspace(ctx, (size_t)(batch * m * m + 1) * sizeof(double));
+    double *ws = (double *)mrt_workspace(ctx, det_workspace_bytes(ctx));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     MRT_LAUNCH(det_kernel, mrt_cu_blocks(batch), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), (const void *)x->data, y->data,
                ws, (int)x->dtype, m, batch);
@@ -402,7 +416,7 @@ bool cu_bernoulli_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 // Every output element is written (Einsum's empty sums included: the GEMM's k = 0 and the loop's count 0 give zeros).
 extern "C" const mrt_kernel mrt_cuda_kernels_misc[] = {
     MRT_CU_ROW_S("Einsum", 12, cu_einsum, cu_einsum_supports, MRT_KERNEL_WRITES_ALL),
-    MRT_CU_ROW_S("Det", 11, cu_det, cu_float_supports, MRT_KERNEL_WRITES_ALL),
+    MRT_CU_ROW_SW("Det", 11, cu_det, cu_float_supports, MRT_KERNEL_WRITES_ALL, cu_det_workspace),
     MRT_CU_ROW_S("Bernoulli", 15, cu_bernoulli, cu_bernoulli_supports, MRT_KERNEL_WRITES_ALL),
     MRT_CU_ROW_S("RandomUniform", 1, cu_random_uniform, cu_random_supports, MRT_KERNEL_WRITES_ALL),
     MRT_CU_ROW_S("RandomNormal", 1, cu_random_normal, cu_random_supports, MRT_KERNEL_WRITES_ALL),

@@ -114,6 +114,22 @@ __global__ void bn_apply_f32_kernel(const float *x, float *y, int64_t n, int64_t
     }
 }
 
+// The per-channel terms' doubles (8 per channel, spatial=0 counting the positions as channels); none without channels
+size_t bn_workspace_bytes(const mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    bool spatial = ctx->opset >= 9 || mrt_attr_int(ctx, "spatial", 1) != 0;
+    int64_t c = x->shape[1];
+    for (int a = 2; !spatial && a < x->rank; a++) c *= x->shape[a];
+    return (size_t)(8 * c) * sizeof(double);
+}
+
+mrt_status cu_batchnorm_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, bn_workspace_bytes(ctx));
+    return MRT_STATUS_OK;
+}
+
 mrt_status cu_batchnorm(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -127,7 +143,7 @@ mrt_status cu_batchnorm(mrt_op_ctx *ctx)
         s = 1;
     }
     if (c == 0) return MRT_STATUS_OK;
-    double *w = (double *)mrt_workspace(ctx, (size_t)(8 * c) * sizeof(double)); /* requested by infer */
+    double *w = (double *)mrt_workspace(ctx, bn_workspace_bytes(ctx));
     if (!w) return MRT_STATUS_OUT_OF_MEMORY;
     bn_params p = {mrt_input(ctx, 1)->data, mrt_input(ctx, 2)->data, mrt_input(ctx, 3)->data, mrt_input(ctx, 4)->data,
                    mrt_input(ctx, 1)->dtype, mrt_input(ctx, 3)->dtype, NULL, NULL, NULL, NULL,
@@ -440,10 +456,9 @@ bool cu_norm_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 } // namespace
 
 #define N(op, v, fn) MRT_CU_ROW_S(op, v, fn, cu_norm_supports, MRT_KERNEL_WRITES_ALL)
+#define BN(v) MRT_CU_ROW_SW("BatchNormalization", v, cu_batchnorm, cu_norm_supports, MRT_KERNEL_WRITES_ALL, cu_batchnorm_workspace)
 extern "C" const mrt_kernel mrt_cuda_kernels_norm[] = {
-    N("BatchNormalization", 1, cu_batchnorm), N("BatchNormalization", 6, cu_batchnorm),
-    N("BatchNormalization", 7, cu_batchnorm), N("BatchNormalization", 9, cu_batchnorm),
-    N("BatchNormalization", 14, cu_batchnorm), N("BatchNormalization", 15, cu_batchnorm),
+    BN(1), BN(6), BN(7), BN(9), BN(14), BN(15),
     N("InstanceNormalization", 1, cu_instancenorm), N("InstanceNormalization", 6, cu_instancenorm),
     N("InstanceNormalization", 22, cu_instancenorm),
     N("LayerNormalization", 17, cu_layernorm),
@@ -455,3 +470,4 @@ extern "C" const mrt_kernel mrt_cuda_kernels_norm[] = {
     {0},
 };
 #undef N
+#undef BN

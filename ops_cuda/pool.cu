@@ -347,6 +347,20 @@ template <typename T> __global__ void unpool_write_kernel(const T *x, T *y, cons
     }
 }
 
+// MaxUnpool's workspace: the winners, one per element of Y, then the bad-index flag (planned when Y's shape is known
+// at plan time; with a computed output_shape the step is dynamic and takes the device scratch)
+size_t maxunpool_workspace_bytes(mrt_op_ctx *ctx)
+{
+    int64_t ny = mrt_tensor_numel(mrt_output(ctx, 0));
+    return ny ? (size_t)ny * sizeof(unsigned long long) + sizeof(int) : 0;
+}
+
+mrt_status cu_maxunpool_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, maxunpool_workspace_bytes(ctx));
+    return MRT_STATUS_OK;
+}
+
 mrt_status cu_maxunpool(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *ind = mrt_input(ctx, 1);
@@ -370,8 +384,7 @@ mrt_status cu_maxunpool(mrt_op_ctx *ctx)
     u.same = memcmp(u.inferred, y->shape, (size_t)u.rank * sizeof(int64_t)) == 0;
     int64_t nx = mrt_tensor_numel(x), ny = mrt_tensor_numel(y);
     if (ny == 0) return MRT_STATUS_OK;
-    // workspace: the winners, then the bad-index flag
-    char *ws = (char *)mrt_workspace(ctx, (size_t)ny * sizeof(unsigned long long) + sizeof(int));
+    char *ws = (char *)mrt_workspace(ctx, maxunpool_workspace_bytes(ctx));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     unsigned long long *winner = (unsigned long long *)ws;
     int *bad = (int *)(ws + (size_t)ny * sizeof(unsigned long long));
@@ -452,13 +465,22 @@ __global__ void roipool_kernel(const T *x, const T *rois, T *y, int64_t n_rois, 
     }
 }
 
+// MaxRoiPool's bad-roi flag
+size_t maxroipool_workspace_bytes(mrt_op_ctx *ctx) { return mrt_tensor_numel(mrt_output(ctx, 0)) ? sizeof(int) : 0; }
+
+mrt_status cu_maxroipool_workspace(mrt_op_ctx *ctx)
+{
+    mrt_workspace_request(ctx, maxroipool_workspace_bytes(ctx));
+    return MRT_STATUS_OK;
+}
+
 mrt_status cu_maxroipool(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0), *rois = mrt_input(ctx, 1);
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t total = mrt_tensor_numel(y);
     if (total == 0) return MRT_STATUS_OK;
-    int *bad = (int *)mrt_workspace(ctx, sizeof(int));
+    int *bad = (int *)mrt_workspace(ctx, maxroipool_workspace_bytes(ctx));
     if (!bad) return MRT_STATUS_OUT_OF_MEMORY;
     cudaStream_t s = mrt_cu_stream(ctx);
     cudaError_t e = cudaMemsetAsync(bad, 0, sizeof(int), s);
@@ -496,8 +518,8 @@ extern "C" const mrt_kernel mrt_cuda_kernels_pool[] = {
     MRT_CU_ROW_S("GlobalAveragePool", 1, cu_globalaveragepool, global_supports, W),
     MRT_CU_ROW_S("GlobalMaxPool", 1, cu_globalmaxpool, global_supports, W),
     MRT_CU_ROW_S("GlobalLpPool", 1, cu_globallppool, global_supports, W),
-    MRT_CU_ROW_S("MaxUnpool", 9, cu_maxunpool, maxunpool_supports, W),
-    MRT_CU_ROW_S("MaxRoiPool", 1, cu_maxroipool, global_supports, W),
+    MRT_CU_ROW_SW("MaxUnpool", 9, cu_maxunpool, maxunpool_supports, W, cu_maxunpool_workspace),
+    MRT_CU_ROW_SW("MaxRoiPool", 1, cu_maxroipool, global_supports, W, cu_maxroipool_workspace),
     {},
 };
 #undef W

@@ -165,6 +165,20 @@ mrt_status cu_resize(mrt_op_ctx *ctx)
     return MRT_STATUS_OK;
 }
 
+// The tables' device parts, as cu_resize carves them; none when the output or the input is empty. At plan time the
+// roi/scales/sizes the geometry reads are constants on the host (else the step is dynamic and never planned).
+mrt_status cu_resize_workspace(mrt_op_ctx *ctx)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0);
+    if (mrt_tensor_numel(mrt_output(ctx, 0)) == 0 || mrt_tensor_numel(x) == 0) return MRT_STATUS_OK;
+    mrt_resize_geometry g;
+    bool need;
+    MRT_TRY(mrt_resize_plan(ctx, &g, &need));
+    int64_t counts[3 * MRT_MAX_RANK];
+    if (!mrt_resize_table_bytes(ctx, x, &g, counts)) return MRT_STATUS_INVALID_ARG; // failed, with the reason
+    return mrt_workspace_request_parts(ctx, 3 * x->rank, counts, 1);
+}
+
 bool cu_resize_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -176,7 +190,7 @@ bool cu_resize_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 } // namespace
 
 extern "C" const mrt_kernel mrt_cuda_kernels_resize[] = {
-    MRT_CU_ROW_S("Upsample", 7, cu_resize, cu_resize_supports, 0),
-    MRT_CU_ROW_S("Resize", 10, cu_resize, cu_resize_supports, 0),
+    MRT_CU_ROW_SW("Upsample", 7, cu_resize, cu_resize_supports, 0, cu_resize_workspace),
+    MRT_CU_ROW_SW("Resize", 10, cu_resize, cu_resize_supports, 0, cu_resize_workspace),
     {0},
 };

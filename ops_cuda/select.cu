@@ -11,7 +11,6 @@
 //  - CumProd: one thread per line, in the CPU's order (double for floats, wrapping uint64 for integers).
 #include <cmath>
 
-#include "engine/opdef/select.h"
 #include "ops_cuda/cuda_kernels.h"
 #include "ops_cuda/elem_any.cuh"
 
@@ -353,7 +352,8 @@ mrt_status cu_unique(mrt_op_ctx *ctx)
         for (int d = 0; d < axis; d++) p.outer *= x->shape[d];
         for (int d = axis + 1; d < x->rank; d++) p.inner *= x->shape[d];
     }
-    // workspace: [group: len][first_of: len][n_u][first flags: len bytes]
+    // workspace: [group: len][first_of: len][n_u][first flags: len bytes]; Unique's step is dynamic (its outputs' sizes
+    // depend on the data), so no plan sizes it: it comes from the device scratch grown on demand
     size_t len = (size_t)p.len;
     char *ws = (char *)mrt_workspace(ctx, (2 * len + 1) * 8 + len + 8);
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;

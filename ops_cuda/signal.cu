@@ -132,23 +132,42 @@ __device__ void transform(const dft_tables &p, double *re, double *im, double *t
     }
 }
 
-// The plan for length n in the workspace: its tables copied up, then `vectors` scratch slices of 2n + 2 work doubles
-// (*scratch). False with the node failed when the memory can't be had.
-bool plan_upload(mrt_op_ctx *ctx, int64_t n, int sign, int64_t vectors, dft_tables *p, double **scratch)
+// The plan for length n (its kind and sizes, in *p) and the doubles of its workspace: the tables, then `vectors`
+// scratch slices of 2n + 2 work doubles. False when n is beyond 2^31 - 1.
+bool plan_layout(int64_t n, int sign, int64_t vectors, dft_tables *p, int64_t *doubles)
 {
     int64_t parts[MRT_DFT_PARTS];
-    if (!mrt_dft_plan_parts(n, parts)) {
-        mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "transform length %lld is beyond the supported 2^31 - 1", (long long)n);
-        return false;
-    }
+    if (!mrt_dft_plan_parts(n, parts)) return false;
     memset(p, 0, sizeof *p);
     bool pow2 = n > 0 && (n & (n - 1)) == 0;
     p->n = n, p->sign = sign;
     p->kind = pow2 || n <= 1 ? 0 : n <= MRT_DFT_DIRECT_MAX ? 1 : 2;
     p->m = p->kind == 2 ? parts[8] : n;
     p->tw = parts[0], p->work = parts[4];
-    int64_t nt = tables_count(p->tw, n, p->m, p->kind), per = 2 * n + 2 * p->work;
-    double *d = (double *)mrt_workspace(ctx, (size_t)(nt + vectors * per) * sizeof(double));
+    *doubles = tables_count(p->tw, n, p->m, p->kind) + vectors * (2 * n + 2 * p->work);
+    return true;
+}
+
+// Requests the workspace of plan_layout (DFT and STFT's hooks); none past the supported length, which run refuses
+mrt_status request_plan(mrt_op_ctx *ctx, int64_t n, int64_t vectors)
+{
+    dft_tables p;
+    int64_t doubles;
+    if (plan_layout(n, -1, vectors, &p, &doubles)) mrt_workspace_request(ctx, (size_t)doubles * sizeof(double));
+    return MRT_STATUS_OK;
+}
+
+// The plan for length n in the workspace: its tables copied up, then `vectors` scratch slices of 2n + 2 work doubles
+// (*scratch). False with the node failed when the memory can't be had.
+bool plan_upload(mrt_op_ctx *ctx, int64_t n, int sign, int64_t vectors, dft_tables *p, double **scratch)
+{
+    int64_t doubles;
+    if (!plan_layout(n, sign, vectors, p, &doubles)) {
+        mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "transform length %lld is beyond the supported 2^31 - 1", (long long)n);
+        return false;
+    }
+    int64_t nt = tables_count(p->tw, n, p->m, p->kind);
+    double *d = (double *)mrt_workspace(ctx, (size_t)doubles * sizeof(double));
     if (!d) return false;
     double *h = (double *)malloc((size_t)(nt ? nt : 1) * sizeof(double));
     if (!h) {
@@ -264,6 +283,15 @@ __global__ void stft_kernel(const void *x, const void *w, void *y, dft_tables p,
     }
 }
 
+// At plan time dft_length and axis are constants on the host (else the step is dynamic and never planned)
+mrt_status cu_dft_workspace(mrt_op_ctx *ctx)
+{
+    mrt_dft_desc d;
+    bool ready;
+    MRT_TRY(mrt_dft_desc_get(ctx, &d, &ready));
+    return mrt_tensor_numel(mrt_output(ctx, 0)) ? request_plan(ctx, d.n, d.outer * d.inner) : MRT_STATUS_OK;
+}
+
 mrt_status cu_stft(mrt_op_ctx *ctx)
 {
     mrt_cu_host_inputs host; // frame_step and frame_length (the window too: small)
@@ -306,6 +334,16 @@ __global__ void mel_kernel(const int64_t *pts, void *y, int ydt, int64_t mel, in
     }
 }
 
+mrt_status cu_stft_workspace(mrt_op_ctx *ctx)
+{
+    mrt_stft_desc d;
+    bool ready;
+    MRT_TRY(mrt_stft_desc_get(ctx, &d, &ready));
+    return mrt_tensor_numel(mrt_output(ctx, 0)) ? request_plan(ctx, d.frame, d.batch * d.frames) : MRT_STATUS_OK;
+}
+
+// MelWeightMatrix's points' workspace stays unplanned: its size is an input's value, and the node runs on the device
+// only when folding is off (constant inputs fold it) or its inputs are computed (a dynamic step).
 mrt_status cu_mel(mrt_op_ctx *ctx)
 {
     mrt_cu_host_inputs host;
@@ -402,8 +440,8 @@ bool cu_signal_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 } // namespace
 
 extern "C" const mrt_kernel mrt_cuda_kernels_signal[] = {
-    MRT_CU_ROW_S("DFT", 17, cu_dft, cu_signal_supports, 0),
-    MRT_CU_ROW_S("STFT", 17, cu_stft, cu_signal_supports, 0),
+    MRT_CU_ROW_SW("DFT", 17, cu_dft, cu_signal_supports, 0, cu_dft_workspace),
+    MRT_CU_ROW_SW("STFT", 17, cu_stft, cu_signal_supports, 0, cu_stft_workspace),
     MRT_CU_ROW_S("MelWeightMatrix", 17, cu_mel, cu_signal_supports, 0),
     MRT_CU_ROW_S("HannWindow", 17, cu_hann, cu_signal_supports, 0),
     MRT_CU_ROW_S("HammingWindow", 17, cu_hamming, cu_signal_supports, 0),

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/exec.h"
 #include "engine/graph.h"
 #include "harness.h"
 #include "loader/npy.h"
@@ -982,4 +983,58 @@ Test(planner, dynamic_gemm_prepares_constant_weights_at_its_first_run)
     mrt_model_free(m);
     mrt_tensor_release(&x);
     mrt_tensor_release(&mask);
+}
+
+/* Kernel workspaces are sized by the kernel rows' hooks (engine/registry.h), with the functions their runs fetch
+   with: x -> Softmax (axis 1: the double block path) -> LayerNormalization -> TopK -> Gather. Every step's scratch is
+   planned (nonzero bytes in the plan) and the run takes it from the arena, never growing the exec's on-demand
+   scratch, which a hook that planned too little (or none) would. Without a memory plan that scratch serves them. */
+Test(planner, kernel_workspaces_are_planned_by_the_rows_hooks)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("planner.workspace_hooks"));
+    mrt_model *m = empty_model(17, (const char *[]){"x", NULL});
+    mrt_graph *g = m->graph;
+    mrt_tensor scale = th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){8}, 0.5, 2);
+    mrt_tensor k = th_vec_i64(1, (int64_t[]){3}), idx = th_vec_i64(2, (int64_t[]){2, 0});
+    mrt_graph_set_initializer(g, "scale", &scale);
+    mrt_graph_set_initializer(g, "k", &k);
+    mrt_graph_set_initializer(g, "idx", &idx);
+    mrt_node *n;
+    mrt_graph_add_node(g, "sm", "Softmax", "", 1, (const char *[]){"x"}, 1, (const char *[]){"s"}, &n);
+    mrt_node_add_attr_int(n, "axis", 1);
+    mrt_graph_add_node(g, "ln", "LayerNormalization", "", 2, (const char *[]){"s", "scale"}, 1, (const char *[]){"l"}, &n);
+    mrt_graph_add_node(g, "topk", "TopK", "", 2, (const char *[]){"l", "k"}, 2, (const char *[]){"tv", "ti"}, &n);
+    mrt_graph_add_node(g, "gather", "Gather", "", 2, (const char *[]){"tv", "idx"}, 1, (const char *[]){"y"}, &n);
+    mrt_node_add_attr_int(n, "axis", 2);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    mrt_graph_add_output(g, "ti", NULL, NULL);
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){4, 6, 8}, -2, 2);
+    for (int planned = 1; planned >= 0; planned--) {
+        mrt_session_options opt = mrt_session_options_default();
+        opt.no_mem_plan = !planned;
+        opt.n_threads = 1;
+        mrt_session_stats st;
+        mrt_session *s = run_x_once_opt(m, &opt, &x, &st, planned ? "planned" : "no_mem_plan");
+        const mrt_exec *e = s->main;
+        int hooked = 0;
+        for (int i = 0; i < e->n_steps; i++) {
+            const mrt_step *step = &e->steps[i];
+            if (step->folded) continue;
+            cr_assert_gt(step->ws_bytes, 0, "%s: no workspace planned", e->graph->nodes[step->node].op_type);
+            hooked++;
+        }
+        cr_assert_eq(hooked, 4);
+        if (planned) {
+            cr_assert_eq(e->scratch_grows, 0, "a planned run grew the on-demand scratch to %zu bytes", e->scratch_bytes);
+        } else {
+            cr_assert_gt(e->scratch_grows, 0, "without a plan the kernels fetch from the on-demand scratch");
+        }
+        mrt_session_free(s);
+    }
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&scale);
+    mrt_tensor_release(&k);
+    mrt_tensor_release(&idx);
+    mrt_model_free(m);
 }

@@ -113,13 +113,7 @@ static mrt_status infer_attention(mrt_op_ctx *ctx)
     else MRT_TRY(mrt_output_set(ctx, 0, dt, 4, (int64_t[]){g.batch, g.q_heads, g.q_len, g.v_head}));
     MRT_TRY(mrt_output_set(ctx, 1, dt, 4, (int64_t[]){g.batch, g.kv_heads, g.total_len, g.head}));
     MRT_TRY(mrt_output_set(ctx, 2, dt, 4, (int64_t[]){g.batch, g.kv_heads, g.total_len, g.v_head}));
-    MRT_TRY(mrt_output_set(ctx, 3, dt, 4, (int64_t[]){g.batch, g.q_heads, g.q_len, g.total_len}));
-    mrt_attention_ws ws;
-    if (!mrt_attention_ws_layout(&g, dt, &ws))
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the attention scores [%lld, %lld] per head are too large",
-                           (long long)g.q_len, (long long)g.total_len);
-    mrt_workspace_request(ctx, ws.total);
-    return MRT_STATUS_OK;
+    return mrt_output_set(ctx, 3, dt, 4, (int64_t[]){g.batch, g.q_heads, g.q_len, g.total_len});
 }
 
 static bool is_float_type(mrt_dtype dt)
@@ -227,10 +221,7 @@ static mrt_status infer_linear_attention(mrt_op_ctx *ctx)
     MRT_TRY(mrt_linear_attention_geometry(ctx, &g));
     mrt_dtype dt = mrt_input(ctx, 0)->dtype;
     MRT_TRY(mrt_output_set(ctx, 0, dt, 3, (int64_t[]){g.batch, g.seq, g.q_heads * g.dv}));
-    MRT_TRY(mrt_output_set(ctx, 1, g.state_dtype, 4, (int64_t[]){g.batch, g.kv_heads, g.dk, g.dv}));
-    /* one KV head's state [d_k, d_v], the retrieved row [d_v] and the decay factors [d_k], in double */
-    mrt_workspace_request(ctx, (size_t)(g.dk * g.dv + g.dv + g.dk + 1) * sizeof(double));
-    return MRT_STATUS_OK;
+    return mrt_output_set(ctx, 1, g.state_dtype, 4, (int64_t[]){g.batch, g.kv_heads, g.dk, g.dv});
 }
 
 static mrt_status infer_causal_conv_with_state(mrt_op_ctx *ctx)

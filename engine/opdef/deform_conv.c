@@ -424,7 +424,6 @@ static mrt_status infer_deform_conv(mrt_op_ctx *ctx)
 {
     mrt_deform_conv_params p;
     MRT_TRY(mrt_deform_conv_params_get(ctx, &p));
-    if (p.n && p.oc && p.oh && p.ow && p.c) mrt_workspace_request(ctx, mrt_cpu_deform_conv_workspace(&p, ctx->n_threads));
     return mrt_output_set(ctx, 0, p.dtype, 4, (const int64_t[]){p.n, p.oc, p.oh, p.ow});
 }
 

@@ -31,10 +31,6 @@ typedef struct mrt_deform_conv_params {
    swapped. */
 mrt_status mrt_deform_conv_params_get(const mrt_op_ctx *ctx, mrt_deform_conv_params *p);
 
-/* Workspace bytes of the CPU kernel (ops_cpu/deform_conv.c: its sample table and column block depend on the
-   kernel's data structures, so the kernel sizes them; infer requests the amount). */
-size_t mrt_cpu_deform_conv_workspace(const mrt_deform_conv_params *p, int threads);
-
 #ifdef __cplusplus
 }
 #endif

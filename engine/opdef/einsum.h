@@ -1,5 +1,5 @@
-/* Einsum equation parsing shared by the opdef (engine/opdef/misc.c) and the CPU kernel (ops_cpu/misc.c), so
- * infer and run agree on label sizes, the output shape and the validation messages. */
+/* Einsum equation parsing shared by the opdef (engine/opdef/misc.c) and the kernels (ops_cpu/misc.c,
+ * ops_cuda/misc.cu), so infer and run agree on label sizes, the output shape and the validation messages. */
 #pragma once
 
 #include "engine/op.h"
@@ -29,17 +29,6 @@ typedef struct mrt_einsum {
 /* Parse the `equation` attribute against the node's input shapes (ctx inputs 0..n-1, all present, one dtype).
    Fails (INVALID_MODEL) naming the term, label or dimension at fault. */
 mrt_status mrt_einsum_parse(const mrt_op_ctx *ctx, mrt_einsum *e);
-
-/* The CPU kernel's loop-nest description (ops_cpu/misc.c checks that it fits). */
-#define MRT_EINSUM_NEST_BYTES 20480
-
-/* The CPU kernel's workspace: the larger of its two paths, GEMM (A, B and C packed, 2 float/double inputs) and
-   the generic loop nest (the nest plus a double/int64 copy of each input), each buffer 64-byte aligned. */
-size_t mrt_einsum_workspace_bytes(const mrt_op_ctx *ctx, const mrt_einsum *e, mrt_dtype out_dtype);
-/* Floats of minirt's GEMM scratch for a float32 two-input contraction of the GEMM form (ops_cpu/misc.c), for
-   n_threads threads; 0 when the equation has another form. */
-int64_t mrt_einsum_sgemm_floats(const mrt_op_ctx *ctx, const mrt_einsum *e, int n_threads);
-static inline size_t mrt_einsum_round(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 
 #ifdef __cplusplus
 }

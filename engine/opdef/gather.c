@@ -44,7 +44,6 @@ static mrt_status infer_gather(mrt_op_ctx *ctx)
     for (int d = 0; d < axis; d++) out[k++] = x->shape[d];
     for (int d = 0; d < idx->rank; d++) out[k++] = idx->shape[d];
     for (int d = axis + 1; d < x->rank; d++) out[k++] = x->shape[d];
-    mrt_workspace_request(ctx, mrt_index_table_bytes(idx)); /* the kernel's checked index table */
     return mrt_output_set(ctx, 0, x->dtype, r, out);
 }
 
@@ -64,7 +63,6 @@ static mrt_status infer_gather_elements(mrt_op_ctx *ctx)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL,
                                "indices %s is larger than data %s on axis %d (only axis %d may differ)",
                                shape_str(idx, si, sizeof si), shape_str(x, sx, sizeof sx), d, axis);
-    mrt_workspace_request(ctx, mrt_index_table_bytes(idx)); /* the kernel's checked index table */
     return mrt_output_set(ctx, 0, x->dtype, idx->rank, idx->shape);
 }
 
@@ -98,7 +96,6 @@ static mrt_status infer_gather_nd(mrt_op_ctx *ctx)
         if (r >= MRT_MAX_RANK) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "output rank exceeds %d", MRT_MAX_RANK);
         out[r++] = x->shape[d];
     }
-    mrt_workspace_request(ctx, mrt_index_table_bytes(idx)); /* the kernel's checked index table */
     return mrt_output_set(ctx, 0, x->dtype, r, out);
 }
 
@@ -138,7 +135,6 @@ static mrt_status infer_scatter_elements(mrt_op_ctx *ctx)
             return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "indices %s is larger than data %s on axis %d",
                                shape_str(idx, si, sizeof si), shape_str(x, sx, sizeof sx), d);
     MRT_TRY(check_reduction(ctx, x));
-    mrt_workspace_request(ctx, mrt_index_table_bytes(idx)); /* the kernel's checked index table */
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
@@ -164,7 +160,6 @@ static mrt_status infer_scatter_nd(mrt_op_ctx *ctx)
                            mrt_dtype_name(x->dtype), shape_str(x, sx, sizeof sx), shape_str(idx, si, sizeof si),
                            mrt_dtype_name(upd->dtype), shape_str(upd, su, sizeof su));
     MRT_TRY(check_reduction(ctx, x));
-    mrt_workspace_request(ctx, mrt_index_table_bytes(idx)); /* the kernel's checked index table */
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 

@@ -25,7 +25,6 @@ static mrt_status check_loss_inputs(mrt_op_ctx *ctx, const char *xname)
     const char *red = mrt_attr_string(ctx, "reduction", "mean");
     if (strcmp(red, "mean") && strcmp(red, "sum") && strcmp(red, "none"))
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "reduction '%s' is not none, sum or mean", red);
-    mrt_workspace_request(ctx, (size_t)mrt_tensor_numel(x) * sizeof(double)); /* the kernel's log-probabilities */
     if (strcmp(red, "none") == 0) return mrt_output_set(ctx, 0, x->dtype, t->rank, t->shape);
     return mrt_output_set(ctx, 0, x->dtype, 0, NULL);
 }

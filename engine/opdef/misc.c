@@ -186,21 +186,6 @@ mrt_status mrt_einsum_parse(const mrt_op_ctx *ctx, mrt_einsum *e)
     return MRT_STATUS_OK;
 }
 
-size_t mrt_einsum_workspace_bytes(const mrt_op_ctx *ctx, const mrt_einsum *e, mrt_dtype out_dtype)
-{
-    int64_t ny = 1;
-    for (int i = 0; i < e->out_rank; i++) ny *= e->out_shape[i];
-    size_t gemm = 0, generic = MRT_EINSUM_NEST_BYTES;
-    if (e->n_inputs == 2 && (out_dtype == MRT_DTYPE_FLOAT || out_dtype == MRT_DTYPE_DOUBLE)) {
-        size_t esz = out_dtype == MRT_DTYPE_FLOAT ? 4 : 8;
-        gemm = mrt_einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, 0)) * esz) +
-               mrt_einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, 1)) * esz) + mrt_einsum_round((size_t)ny * esz);
-        if (out_dtype == MRT_DTYPE_FLOAT) gemm += (size_t)mrt_einsum_sgemm_floats(ctx, e, ctx->n_threads) * sizeof(float);
-    }
-    for (int k = 0; k < e->n_inputs; k++) generic += mrt_einsum_round((size_t)mrt_tensor_numel(mrt_input(ctx, k)) * 8);
-    return gemm > generic ? gemm : generic;
-}
-
 static mrt_status infer_einsum(mrt_op_ctx *ctx)
 {
     mrt_einsum e;
@@ -209,9 +194,7 @@ static mrt_status infer_einsum(mrt_op_ctx *ctx)
     if (!(mrt_dtype_is_integer(dt) || dt == MRT_DTYPE_FLOAT || dt == MRT_DTYPE_DOUBLE || dt == MRT_DTYPE_FLOAT16 ||
           dt == MRT_DTYPE_BFLOAT16) || mrt_dtype_bits(dt) < 8)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "Einsum inputs must be numeric, got %s", mrt_dtype_name(dt));
-    MRT_TRY(mrt_output_set(ctx, 0, dt, e.out_rank, e.out_shape)); /* checks that the output size fits */
-    mrt_workspace_request(ctx, mrt_einsum_workspace_bytes(ctx, &e, dt));
-    return MRT_STATUS_OK;
+    return mrt_output_set(ctx, 0, dt, e.out_rank, e.out_shape); /* checks that the output size fits */
 }
 
 /* ---- Det */
@@ -235,7 +218,6 @@ static mrt_status infer_det(mrt_op_ctx *ctx)
     int64_t m = x->shape[x->rank - 1];
     if (m > 0 && m > INT64_MAX / 8 / m)
         return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "%lldx%lld matrices are too large", (long long)m, (long long)m);
-    mrt_workspace_request(ctx, (size_t)(m * m) * sizeof(double)); /* the kernel's elimination copy */
     return mrt_output_set(ctx, 0, x->dtype, x->rank - 2, x->shape);
 }
 

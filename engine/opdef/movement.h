@@ -8,13 +8,6 @@
 extern "C" {
 #endif
 
-/* Gather, GatherElements, GatherND and the scatters check every index into a table of int64 offsets first (at most
-   one per index element): its workspace. */
-static inline size_t mrt_index_table_bytes(const mrt_tensor *indices)
-{
-    return (size_t)mrt_tensor_numel(indices) * sizeof(int64_t);
-}
-
 /* Shape-15: the [start, end) window of dims that Shape returns, clamped to [0, rank]. */
 static inline void mrt_shape_window(const mrt_op_ctx *ctx, int rank, int64_t *start, int64_t *end)
 {

@@ -3,7 +3,6 @@
  * LRN 1/13. Training outputs of BatchNormalization only from version 14 (training_mode). */
 #include <string.h>
 
-#include "engine/opdef/norm.h"
 #include "engine/registry.h"
 
 static bool is_float4(mrt_dtype dt)
@@ -125,53 +124,10 @@ static mrt_status infer_batchnorm(mrt_op_ctx *ctx)
                            "are not supported",
                            (long long)ctx->opset);
     }
-    mrt_workspace_request(ctx, (size_t)(8 * (c > 0 ? c : 1)) * sizeof(double)); /* the kernel's per-channel terms */
     return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
 /* ------------------------------------------------------------------ InstanceNormalization */
-
-int64_t mrt_norm_scratch_doubles(const mrt_op_ctx *ctx, const mrt_tensor *x)
-{
-    const char *op = ctx->node->op_type;
-    int64_t n = x->rank > 0 ? x->shape[0] : 1, c = x->rank > 1 ? x->shape[1] : 1;
-    if (strcmp(op, "InstanceNormalization") == 0 || strcmp(op, "GroupNormalization") == 0) {
-        bool instance = op[0] == 'I';
-        int64_t groups = instance ? c : mrt_attr_int(ctx, "num_groups", 1);
-        int64_t per_channel_params = instance || ctx->opset >= 21 ? c : groups;
-        return 2 * n * groups + 2 * n * c + 2 * per_channel_params; /* mean, var; A, B; scale, bias */
-    }
-    if (strcmp(op, "LRN") == 0) return 2 * c * MRT_LRN_CHUNK;
-    bool reduced[MRT_MAX_RANK] = {false};
-    if (strcmp(op, "LpNormalization") == 0) {
-        int64_t axis = mrt_attr_int(ctx, "axis", -1);
-        if (axis < 0) axis += x->rank;
-        if (axis >= 0 && axis < x->rank) reduced[axis] = true;
-    } else { /* MeanVarianceNormalization */
-        static const int64_t def_axes[3] = {0, 2, 3};
-        const int64_t *axes;
-        int64_t n_axes;
-        if (!mrt_attr_ints(ctx, "axes", &axes, &n_axes)) {
-            axes = def_axes;
-            n_axes = 3;
-        }
-        for (int64_t i = 0; i < n_axes; i++) {
-            int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
-            if (a >= 0 && a < x->rank) reduced[a] = true;
-        }
-    }
-    int64_t kept = 1; /* one value per element of the kept dims: two rows of statistics */
-    for (int a = 0; a < x->rank; a++)
-        if (!reduced[a]) kept *= x->shape[a];
-    return 2 * kept;
-}
-
-/* After a successful infer: the kernel's scratch (mrt_norm_scratch_doubles). */
-static mrt_status request_scratch(mrt_op_ctx *ctx, mrt_status st)
-{
-    if (st == MRT_STATUS_OK) mrt_workspace_request(ctx, (size_t)mrt_norm_scratch_doubles(ctx, mrt_input(ctx, 0)) * 8);
-    return st;
-}
 
 static mrt_status infer_instancenorm(mrt_op_ctx *ctx)
 {
@@ -185,7 +141,7 @@ static mrt_status infer_instancenorm(mrt_op_ctx *ctx)
     MRT_TRY(check_rank(ctx, x, 2, "N x C x D1 x ..."));
     MRT_TRY(check_vector(ctx, s, "scale", x->shape[1], "the channel count of X", x));
     MRT_TRY(check_vector(ctx, b, "B", x->shape[1], "the channel count of X", x));
-    return request_scratch(ctx, mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape));
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
 /* ------------------------------------------------------------------ LayerNormalization / RMSNormalization */
@@ -198,27 +154,6 @@ static mrt_status stash_dtype(const mrt_op_ctx *ctx, mrt_dtype *out)
                            (long long)st);
     *out = (mrt_dtype)st;
     return MRT_STATUS_OK;
-}
-
-int64_t mrt_layernorm_param_len(const mrt_tensor *p, const mrt_tensor *x, int axis)
-{
-    int off = x->rank - p->rank, q = axis;
-    for (int a = 0; a < axis; a++)
-        if (a - off >= 0 && p->shape[a - off] != 1) {
-            q = a;
-            break;
-        }
-    int64_t n = 1;
-    for (int a = q; a < x->rank; a++) n *= x->shape[a];
-    return n;
-}
-
-size_t mrt_layernorm_workspace_bytes(const mrt_tensor *x, const mrt_tensor *scale, const mrt_tensor *bias, int axis)
-{
-    int64_t outer = 1;
-    for (int a = 0; a < axis; a++) outer *= x->shape[a];
-    int64_t n = 2 * outer + mrt_layernorm_param_len(scale, x, axis) + (bias ? mrt_layernorm_param_len(bias, x, axis) : 0);
-    return (size_t)(n > 0 ? n : 1) * sizeof(double);
 }
 
 static mrt_status infer_layernorm(mrt_op_ctx *ctx)
@@ -253,7 +188,6 @@ static mrt_status infer_layernorm(mrt_op_ctx *ctx)
         MRT_TRY(mrt_output_set(ctx, 2, stash, x->rank, shape));
     }
     /* RMSNormalization's Y takes the scale's dtype (type V in the spec) */
-    mrt_workspace_request(ctx, mrt_layernorm_workspace_bytes(x, s, b, axis));
     return mrt_output_set(ctx, 0, rms ? s->dtype : x->dtype, x->rank, x->shape);
 }
 
@@ -286,7 +220,7 @@ static mrt_status infer_groupnorm(mrt_op_ctx *ctx)
         MRT_TRY(check_vector(ctx, s, "scale", g->i, "num_groups, opset 18", x));
         MRT_TRY(check_vector(ctx, b, "bias", g->i, "num_groups, opset 18", x));
     }
-    return request_scratch(ctx, mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape));
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
 /* ------------------------------------------------------------------ LpNormalization, MVN, LRN */
@@ -302,7 +236,7 @@ static mrt_status infer_lpnorm(mrt_op_ctx *ctx)
     if (p != 1 && p != 2)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'p' = %lld; only 1 and 2 are defined",
                            (long long)p);
-    return request_scratch(ctx, mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape));
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
 static mrt_status infer_mvn(mrt_op_ctx *ctx)
@@ -324,7 +258,7 @@ static mrt_status infer_mvn(mrt_op_ctx *ctx)
                                (long long)axes[i]);
         seen[ax] = true;
     }
-    return request_scratch(ctx, mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape));
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
 static mrt_status infer_lrn(mrt_op_ctx *ctx)
@@ -339,7 +273,7 @@ static mrt_status infer_lrn(mrt_op_ctx *ctx)
     if (sz->i <= 0)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'size' = %lld must be positive",
                            (long long)sz->i);
-    return request_scratch(ctx, mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape));
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
 const mrt_opdef mrt_opdefs_norm[] = {

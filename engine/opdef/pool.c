@@ -53,26 +53,13 @@ mrt_status mrt_pool_window(const mrt_op_ctx *ctx, const mrt_tensor *x, mrt_windo
     return mrt_window_init(ctx, x, ks->ints, flags, w);
 }
 
-/* float16/bfloat16 pools compute in float: float copies of X (and of the rois, MaxRoiPool) and of Y in the
-   workspace, the parts the kernel carves. Called after Y is declared (its size is then known to fit). */
-static mrt_status request_float_copies(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_tensor *rois, int y_rank,
-                                       const int64_t *y_shape)
-{
-    if (x->dtype != MRT_DTYPE_FLOAT16 && x->dtype != MRT_DTYPE_BFLOAT16) return MRT_STATUS_OK;
-    int64_t yn = 1;
-    for (int d = 0; d < y_rank; d++) yn *= y_shape[d];
-    int64_t counts[3] = {mrt_tensor_numel(x), rois ? mrt_tensor_numel(rois) : 0, yn};
-    return mrt_workspace_request_parts(ctx, 3, counts, sizeof(float));
-}
-
 static mrt_status pool_output(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_window *w, mrt_dtype dt, int i)
 {
     int64_t shape[MRT_MAX_RANK];
     shape[0] = x->shape[0];
     shape[1] = x->shape[1];
     for (int d = 0; d < w->nsp; d++) shape[d + 2] = w->out[d];
-    MRT_TRY(mrt_output_set(ctx, i, dt, x->rank, shape));
-    return i == 0 ? request_float_copies(ctx, x, NULL, x->rank, shape) : MRT_STATUS_OK;
+    return mrt_output_set(ctx, i, dt, x->rank, shape);
 }
 
 static mrt_status infer_maxpool(mrt_op_ctx *ctx)
@@ -131,8 +118,7 @@ static mrt_status infer_global(mrt_op_ctx *ctx)
     shape[0] = x->shape[0];
     shape[1] = x->shape[1];
     for (int d = 2; d < x->rank; d++) shape[d] = 1;
-    MRT_TRY(mrt_output_set(ctx, 0, x->dtype, x->rank, shape));
-    return request_float_copies(ctx, x, NULL, x->rank, shape);
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, shape);
 }
 
 static mrt_status infer_maxroipool(mrt_op_ctx *ctx)
@@ -155,8 +141,7 @@ static mrt_status infer_maxroipool(mrt_op_ctx *ctx)
     if (!ps || ps->n != 2 || ps->ints[0] < 1 || ps->ints[1] < 1)
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "attribute 'pooled_shape' must be two positive ints");
     int64_t shape[4] = {rois->shape[0], x->shape[1], ps->ints[0], ps->ints[1]};
-    MRT_TRY(mrt_output_set(ctx, 0, x->dtype, 4, shape));
-    return request_float_copies(ctx, x, rois, 4, shape);
+    return mrt_output_set(ctx, 0, x->dtype, 4, shape);
 }
 
 mrt_status mrt_maxunpool_shape(const mrt_op_ctx *ctx, int *rank, int64_t *shape)

@@ -121,12 +121,7 @@ static mrt_status infer_reduce(mrt_op_ctx *ctx)
         if (!reduced[a]) shape[r++] = x->shape[a];
         else if (keep) shape[r++] = 1;
     }
-    MRT_TRY(mrt_output_set(ctx, 0, dt, r, shape));
-    /* the kernel's accumulators and ReduceLogSumExp's sums: one 8-byte value per output element each */
-    int64_t on = 1;
-    for (int a = 0; a < r; a++) on *= shape[a];
-    int64_t counts[2] = {on, on};
-    return mrt_workspace_request_parts(ctx, 2, counts, sizeof(double));
+    return mrt_output_set(ctx, 0, dt, r, shape);
 }
 
 static mrt_status infer_arg(mrt_op_ctx *ctx)

@@ -36,19 +36,6 @@ int mrt_reduce_kind_of(const char *op_type);
    to 2-D at `axis` (default 1: inner = 1, n = product of the trailing dims), opset >= 13 uses one axis
    (default -1). */
 mrt_status mrt_softmax_view(const mrt_op_ctx *ctx, const mrt_tensor *x, int64_t *outer, int64_t *n, int64_t *inner);
-/* Softmax works on [n, J] blocks of at most MRT_SOFTMAX_BLOCK doubles (J columns of the inner axis at a time);
-   the columns per block, and the workspace bytes (block, two J-vectors of doubles, J indices). */
-#define MRT_SOFTMAX_BLOCK 8192
-static inline int64_t mrt_softmax_block_cols(int64_t n, int64_t inner)
-{
-    return n * inner > MRT_SOFTMAX_BLOCK ? (MRT_SOFTMAX_BLOCK / n > 0 ? MRT_SOFTMAX_BLOCK / n : 1) : inner;
-}
-static inline size_t mrt_softmax_workspace_bytes(int64_t n, int64_t inner)
-{
-    int64_t j = mrt_softmax_block_cols(n, inner);
-    return (size_t)(n * j + 2 * j) * sizeof(double) + (size_t)j * sizeof(int64_t);
-}
-
 #ifdef __cplusplus
 }
 #endif

@@ -174,9 +174,9 @@ static mrt_status infer_resize(mrt_op_ctx *ctx)
     if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic") && strcmp(mode, "bilinear"))
         return mrt_op_fail(ctx, MRT_STATUS_INVALID_MODEL, "mode '%s' is not nearest, linear or cubic", mode);
     MRT_TRY(mrt_output_set(ctx, 0, x->dtype, x->rank, g.out)); /* checks that the output size fits */
+    /* the kernels' tables must be sizable: an antialias footprint too wide fails here, naming the scale */
     int64_t counts[3 * MRT_MAX_RANK];
-    if (!mrt_resize_table_bytes(ctx, x, &g, counts)) return MRT_STATUS_INVALID_ARG; /* failed, with the reason */
-    return mrt_workspace_request_parts(ctx, 3 * x->rank, counts, 1);
+    return mrt_resize_table_bytes(ctx, x, &g, counts) ? MRT_STATUS_OK : MRT_STATUS_INVALID_ARG;
 }
 
 const mrt_opdef mrt_opdefs_resize[] = {

@@ -29,8 +29,9 @@ mrt_resize_modes mrt_resize_modes_get(const mrt_op_ctx *ctx);
    when downsampling); -1 when the antialias footprint is unreasonably wide. */
 int mrt_resize_taps(const mrt_resize_modes *m, int64_t in, int64_t out, double scale);
 
-/* The kernel's workspace: per axis, [out * taps] source indices and weights (8 bytes each) and [out] out-of-range
-   flags, as byte counts of 3 * rank parts; false (op failed) when a footprint is too wide. */
+/* The kernels' workspace (their workspace hooks request it): per axis, [out * taps] source indices and weights
+   (8 bytes each) and [out] out-of-range flags, as byte counts of 3 * rank parts; false (op failed) when a footprint
+   is too wide. */
 bool mrt_resize_table_bytes(mrt_op_ctx *ctx, const mrt_tensor *x, const mrt_resize_geometry *g, int64_t *counts);
 
 /* One axis's table: for every output coordinate, n (source index, weight) neighbours; out_of_range marks a

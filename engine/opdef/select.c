@@ -1,5 +1,4 @@
 /* Opdefs for TopK (1, 10, 11, 24), Unique (11), CenterCropPad (18), CumProd (26), Shrink (9), BitCast (26). */
-#include "engine/opdef/select.h"
 #include "engine/registry.h"
 
 static mrt_status infer_topk(mrt_op_ctx *ctx)
@@ -22,7 +21,6 @@ static mrt_status infer_topk(mrt_op_ctx *ctx)
                            (long long)x->shape[axis], axis);
     int64_t shape[MRT_MAX_RANK];
     for (int d = 0; d < x->rank; d++) shape[d] = d == axis ? k : x->shape[d];
-    mrt_workspace_request(ctx, mrt_topk_workspace_bytes(x->shape[axis]));
     MRT_TRY(mrt_output_set(ctx, 0, x->dtype, x->rank, shape));
     return mrt_output_set(ctx, 1, MRT_DTYPE_INT64, x->rank, shape);
 }

@@ -135,14 +135,6 @@ bool mrt_dft_plan_parts(int64_t n, int64_t parts[MRT_DFT_PARTS])
     return true;
 }
 
-/* After a successful infer: the kernel's transform plan for length n in the workspace. */
-static mrt_status request_plan(mrt_op_ctx *ctx, int64_t n, mrt_status st)
-{
-    int64_t parts[MRT_DFT_PARTS];
-    if (st || !mrt_dft_plan_parts(n, parts)) return st; /* too long: the kernel refuses it by name */
-    return mrt_workspace_request_parts(ctx, MRT_DFT_PARTS, parts, sizeof(double));
-}
-
 static mrt_status infer_dft(mrt_op_ctx *ctx)
 {
     mrt_dft_desc d;
@@ -154,7 +146,7 @@ static mrt_status infer_dft(mrt_op_ctx *ctx)
     memcpy(shape, x->shape, sizeof shape);
     shape[d.axis] = d.out_len;
     shape[x->rank - 1] = d.out_comp;
-    return request_plan(ctx, d.n, mrt_output_set(ctx, 0, x->dtype, x->rank, shape));
+    return mrt_output_set(ctx, 0, x->dtype, x->rank, shape);
 }
 
 /* ------------------------------------------------------------------ STFT */
@@ -215,7 +207,7 @@ static mrt_status infer_stft(mrt_op_ctx *ctx)
     MRT_TRY(mrt_stft_desc_get(ctx, &d, &ready));
     if (!ready) return mrt_infer_dynamic(ctx);
     int64_t shape[4] = {d.batch, d.frames, d.bins, 2};
-    return request_plan(ctx, d.frame, mrt_output_set(ctx, 0, mrt_input(ctx, 0)->dtype, 4, shape));
+    return mrt_output_set(ctx, 0, mrt_input(ctx, 0)->dtype, 4, shape);
 }
 
 /* ------------------------------------------------------------------ MelWeightMatrix */

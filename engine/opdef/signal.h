@@ -33,7 +33,7 @@ typedef struct mrt_stft_desc {
 /* Validate an STFT node; *ready as for mrt_dft_desc_get (frame_step / frame_length values). */
 mrt_status mrt_stft_desc_get(const mrt_op_ctx *ctx, mrt_stft_desc *d, bool *ready);
 
-/* The CPU kernel's transform plan for length n (ops_cpu/signal.c): radix-2 when n is a power of two, a direct
+/* The kernels' transform plan for length n (ops_cpu/signal.c, ops_cuda/signal.cu): radix-2 when n is a power of two, a direct
    sum up to MRT_DFT_DIRECT_MAX, else Bluestein over a radix-2 FFT of m >= 2n - 1. Its buffers in doubles, each
    part's count in parts[MRT_DFT_PARTS] (cos, sin, re, im, two scratch, two chirp, two chirp FFT); false when n is
    beyond 2^31 - 1, the supported length. */

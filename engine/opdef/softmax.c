@@ -31,8 +31,7 @@ static mrt_status infer_softmax(mrt_op_ctx *ctx)
         return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "input 'input' has dtype %s; %s takes float types",
                            mrt_dtype_name(dt), ctx->node->op_type);
     int64_t outer, n, inner;
-    MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner));
-    if (outer && n && inner) mrt_workspace_request(ctx, mrt_softmax_workspace_bytes(n, inner));
+    MRT_TRY(mrt_softmax_view(ctx, x, &outer, &n, &inner)); /* checks the axis */
     return mrt_output_set(ctx, 0, dt, x->rank, x->shape);
 }
 

@@ -137,25 +137,10 @@ mrt_status mrt_tfidf_read(mrt_op_ctx *ctx, mrt_tfidf *p)
     return MRT_STATUS_OK;
 }
 
-int64_t mrt_tfidf_table_slots(const mrt_tfidf *p)
-{
-    int64_t slots = 2;
-    while (slots < 2 * (p->pool_len + 1)) slots *= 2;
-    return slots;
-}
-
-size_t mrt_tfidf_workspace_bytes(const mrt_tfidf *p)
-{
-    /* slots: {int64 key, int32 parent, int32 child}; nodes: int64 id each (root + one per pool item at most);
-       counts: int64 per output column */
-    return (size_t)mrt_tfidf_table_slots(p) * 16 + (size_t)(p->pool_len + 1) * 8 + (size_t)p->out_size * 8 + 64;
-}
-
 static mrt_status infer_tfidf(mrt_op_ctx *ctx)
 {
     mrt_tfidf p;
     MRT_TRY(mrt_tfidf_read(ctx, &p));
-    mrt_workspace_request(ctx, mrt_tfidf_workspace_bytes(&p));
     const mrt_tensor *x = mrt_input(ctx, 0);
     int64_t shape[2] = {p.rows, p.out_size};
     return x->rank == 2 ? mrt_output_set(ctx, 0, MRT_DTYPE_FLOAT, 2, shape)

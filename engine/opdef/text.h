@@ -27,10 +27,6 @@ typedef struct mrt_tfidf {
 
 /* Reads and validates the attributes against input 0; fails naming the attribute. */
 mrt_status mrt_tfidf_read(mrt_op_ctx *ctx, mrt_tfidf *p);
-/* The run's workspace: the n-gram trie's hash table, node ids and one row of counts. */
-size_t mrt_tfidf_workspace_bytes(const mrt_tfidf *p);
-/* Hash-table slots for the trie (a power of two, at least twice the pool). */
-int64_t mrt_tfidf_table_slots(const mrt_tfidf *p);
 
 #ifdef __cplusplus
 }

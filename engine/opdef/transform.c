@@ -185,7 +185,6 @@ static mrt_status infer_split(mrt_op_ctx *ctx)
         st = mrt_output_set(ctx, i, x->dtype, x->rank, out);
     }
     free(sizes);
-    if (!st && !need_data) mrt_workspace_request(ctx, (size_t)ctx->n_outputs * sizeof(int64_t)); /* the kernel's sizes */
     return st;
 }
 
