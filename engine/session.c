@@ -633,10 +633,8 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         st = mrt_dev_place_step(e, step, step->dynamic ? NULL : &ctx);
         /* the chosen row sizes its own scratch (registry.h); refused here, naming the node, rather than as an
            anonymous arena too large to allocate */
-        if (!st && !step->dynamic && step->kernel->workspace) {
-            ctx.workspace_request = 0;
-            st = attr_verdict(&b, step->kernel->workspace(&ctx));
-        }
+        ctx.workspace_request = 0; /* only the row's hook sizes it */
+        if (!st && !step->dynamic && step->kernel->workspace) st = attr_verdict(&b, step->kernel->workspace(&ctx));
         if (!st) st = mrt_check_alloc(ctx.workspace_request, "the kernel's workspace for these input shapes");
         step->ws_bytes = st || step->dynamic ? 0 : ctx.workspace_request;
         /* once per plan: what the kernel can do ahead with the constants it sees (pack weights); not when an input

@@ -65,8 +65,97 @@ static inline double clipv(const mrt_rnn_desc *d, double v)
 #undef RT_FN
 #undef RT_GEMM
 
+/* ------------------------------------------------------------------ workspace
+ * Whether the kernel takes its packed float32 path: float32 X with W and R constants (their data readable: at plan
+ * time and in prepare) and input_size, hidden_size > 0. Its prepare packs W and R then, and its workspace hook sizes
+ * the workspace for that path.
+ *
+ * The workspace, as byte counts of RNN_WS_PARTS parts for mrt_workspace_parts (elem 1). Part 0 the sequence lengths
+ * (int64). Unpacked path (packed false; float, double, float16/bfloat16): X·W for every step, H·R, H, C (LSTM), the
+ * reset-gated H (GRU) of one direction in the compute type, the summed biases and Rb in double; for
+ * float16/bfloat16, float copies of X, W, R, B, initial_h, initial_c, P and of Y, Y_h, Y_c. Packed float32 path:
+ * X·W of every step and direction [seq*batch, num_dir*gates*hidden]; per direction H·R, H, C (LSTM), a [batch,
+ * hidden] scratch, the summed biases and Rb; the input projection's GEMM workspace (for ctx->n_threads threads) and
+ * each direction's recurrent GEMM workspace (one thread, a multiple of 16 floats so that each is 64-byte aligned),
+ * all float. False when a size overflows. */
+enum { RNN_WS_PARTS = 18 };
+
+/* a * b * c, false when it leaves [0, INT64_MAX] */
+static bool mul3(int64_t a, int64_t b, int64_t c, int64_t *out)
+{
+    if (a < 0 || b < 0 || c < 0) return false;
+    if (b && a > INT64_MAX / b) return false;
+    if (c && a * b > INT64_MAX / c) return false;
+    *out = a * b * c;
+    return true;
+}
+
+static bool rnn_packs(const mrt_op_ctx *ctx, const mrt_rnn_desc *d)
+{
+    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *r = mrt_input(ctx, 2);
+    return x->dtype == MRT_DTYPE_FLOAT && w->data && r->data && d->input > 0 && d->hidden > 0;
+}
+
+static int64_t rnn_step_ws_floats(const mrt_rnn_desc *d)
+{
+    int64_t f = mrt_sgemm_workspace_floats(d->batch, d->gates * d->hidden, d->hidden, false, true, 1);
+    return (f + 15) / 16 * 16;
+}
+
+/* The packed float32 path's parts (see rnn_workspace_parts). */
+static bool packed_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, int64_t counts[RNN_WS_PARTS])
+{
+    int64_t nd = d->num_dir, gh = d->gates * d->hidden, sb, bh;
+    if (!mul3(d->seq, d->batch, 1, &sb) || !mul3(nd * d->batch, d->hidden, 4, &bh)) return false;
+    counts[0] = d->batch * 8;
+    if (!mul3(sb, nd * gh, 4, &counts[1]) || !mul3(nd * d->batch, gh, 4, &counts[2])) return false;
+    counts[3] = counts[5] = bh;
+    counts[4] = d->cell == MRT_RNN_CELL_LSTM ? bh : 0;
+    if (!mul3(nd, gh, 4, &counts[6]) || !mul3(nd, d->hidden, 4, &counts[7])) return false;
+    int64_t in_ws = mrt_sgemm_workspace_floats(sb, nd * gh, d->input, false, true, ctx->n_threads);
+    return mul3(in_ws, 4, 1, &counts[8]) && mul3(nd, rnn_step_ws_floats(d), 4, &counts[9]);
+}
+
+static bool rnn_workspace_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, bool packed,
+                                int64_t counts[RNN_WS_PARTS])
+{
+    mrt_dtype dt = mrt_input(ctx, 0)->dtype;
+    bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16, lstm = d->cell == MRT_RNN_CELL_LSTM;
+    int64_t elem = dt == MRT_DTYPE_DOUBLE ? 8 : 4, gh, bh, y, yh;
+    memset(counts, 0, RNN_WS_PARTS * sizeof *counts);
+    if (packed) return packed_parts(ctx, d, counts);
+    if (!mul3(d->gates, d->hidden, 1, &gh) || !mul3(d->batch, d->hidden, elem, &bh) ||
+        !mul3(d->num_dir, d->batch, d->hidden, &yh) || !mul3(d->seq, yh, 1, &y))
+        return false;
+    counts[0] = d->batch * 8;
+    if (!mul3(d->seq, d->batch, gh, &counts[1]) || !mul3(counts[1], elem, 1, &counts[1]) ||
+        !mul3(d->batch, gh, elem, &counts[2]))
+        return false;
+    counts[3] = counts[5] = bh;
+    counts[4] = lstm ? bh : 0;
+    if (!mul3(gh, 8, 1, &counts[6]) || !mul3(d->hidden, 8, 1, &counts[7])) return false;
+    if (!half) return true;
+    static const int in_idx[7] = {0, 1, 2, 3, 5, 6, 7};
+    for (int i = 0; i < 7; i++) {
+        const mrt_tensor *t = mrt_input(ctx, in_idx[i]);
+        if (t && (lstm || in_idx[i] < 6)) counts[8 + i] = mrt_tensor_numel(t) * 4;
+    }
+    return mul3(y, 4, 1, &counts[15]) && mul3(yh, 4, 1, &counts[16]) && mul3(lstm ? yh : 0, 4, 1, &counts[17]);
+}
+
+
+static mrt_status mrt_cpu_rnn_workspace(mrt_op_ctx *ctx)
+{
+    mrt_rnn_desc d;
+    MRT_TRY(mrt_rnn_desc_get(ctx, &d));
+    int64_t counts[RNN_WS_PARTS];
+    if (!rnn_workspace_parts(ctx, &d, rnn_packs(ctx, &d), counts))
+        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the work buffers' size overflows");
+    return mrt_workspace_request_parts(ctx, RNN_WS_PARTS, counts, 1);
+}
+
 /* ------------------------------------------------------------------ packed float32 path
- * float32 with constant W and R (mrt_rnn_packs): prepare packs Wᵀ of both directions as one GEMM operand and each
+ * float32 with constant W and R (rnn_packs): prepare packs Wᵀ of both directions as one GEMM operand and each
  * direction's Rᵀ (GRU without linear_before_reset: its z/r part and its h part apart), so that a run is one
  * threaded GEMM for every step's and direction's X·Wᵀ, then per direction and step one single-threaded GEMM on
  * the packed Rᵀ (two for that GRU) and the gates in float over rows of hidden_size (Sigmoid and Tanh through
@@ -93,7 +182,7 @@ static mrt_status mrt_cpu_rnn_prepare(mrt_op_ctx *ctx, void **state)
 {
     mrt_rnn_desc d;
     MRT_TRY(mrt_rnn_desc_get(ctx, &d));
-    if (!mrt_rnn_packs(ctx, &d)) return MRT_STATUS_OK;
+    if (!rnn_packs(ctx, &d)) return MRT_STATUS_OK;
     const float *w = mrt_input(ctx, 1)->data, *r = mrt_input(ctx, 2)->data;
     int64_t H = d.hidden, GH = d.gates * H, IN = d.input;
     rnn_packed *pk = mrt_plan_alloc(ctx, sizeof *pk);
@@ -269,7 +358,7 @@ static mrt_status run_packed(mrt_op_ctx *ctx, const mrt_rnn_desc *d, const rnn_i
     rnn_f32_job j = {
         .d = d, .io = io, .pk = pk, .xw = part[1], .hr = part[2], .h = part[3],
         .c = d->cell == MRT_RNN_CELL_LSTM ? part[4] : NULL, .tmp = part[5], .bias = part[6], .rbh = part[7],
-        .step_ws = part[9], .step_ws_floats = mrt_rnn_step_ws_floats(d),
+        .step_ws = part[9], .step_ws_floats = rnn_step_ws_floats(d),
     };
     /* Wb + Rb folded into one bias, except GRU's Rbh under linear_before_reset, which r multiplies. */
     for (int64_t dir = 0; dir < nd; dir++) {
@@ -292,7 +381,7 @@ static mrt_status run_packed(mrt_op_ctx *ctx, const mrt_rnn_desc *d, const rnn_i
     return MRT_STATUS_OK;
 }
 
-/* The step buffers, carved from the workspace infer requested and zeroed (the recurrences start from zero). */
+/* The step buffers, carved from the workspace mrt_cpu_rnn_workspace requested and zeroed (the recurrences start from zero). */
 static void ws_carve(void *const *part, const int64_t *counts, rnn_ws *ws)
 {
     for (int i = 1; i <= 7; i++) memset(part[i], 0, (size_t)counts[i]);
@@ -345,12 +434,12 @@ static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
     mrt_rnn_desc d;
     MRT_TRY(mrt_rnn_desc_get(ctx, &d));
     MRT_TRY(mrt_lin_blas_check(ctx, d.seq * d.batch, d.gates * d.hidden, d.input > d.hidden ? d.input : d.hidden));
-    int64_t counts[MRT_RNN_WS_PARTS];
-    void *part[MRT_RNN_WS_PARTS];
+    int64_t counts[RNN_WS_PARTS];
+    void *part[RNN_WS_PARTS];
     const rnn_packed *pk = ctx->kernel_state;
-    if (!mrt_rnn_workspace_parts(ctx, &d, pk != NULL, counts))
+    if (!rnn_workspace_parts(ctx, &d, pk != NULL, counts))
         return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the work buffers' size overflows");
-    if (!mrt_workspace_parts(ctx, MRT_RNN_WS_PARTS, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY;
+    if (!mrt_workspace_parts(ctx, RNN_WS_PARTS, counts, 1, part)) return MRT_STATUS_OUT_OF_MEMORY;
     int64_t *lens = part[0];
     MRT_TRY(read_lens(ctx, &d, lens));
     mrt_status st;
@@ -378,14 +467,14 @@ static mrt_status mrt_cpu_rnn(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_rnn[] = {
-    {"", "RNN", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "RNN", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "RNN", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "GRU", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "GRU", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "GRU", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "LSTM", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "LSTM", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
-    {"", "LSTM", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0},
+    {"", "RNN", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "RNN", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "RNN", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "GRU", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "GRU", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "GRU", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "LSTM", 7, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "LSTM", 14, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
+    {"", "LSTM", 22, mrt_cpu_rnn, NULL, mrt_cpu_rnn_prepare, NULL, 0, mrt_cpu_rnn_workspace},
     {0},
 };

@@ -7,7 +7,6 @@
 
 #include "engine/opdef/rnn.h"
 #include "engine/registry.h"
-#include "ops_cpu/sgemm.h"
 
 typedef struct act_info {
     const char *name;
@@ -226,69 +225,6 @@ mrt_status mrt_rnn_desc_get(const mrt_op_ctx *ctx, mrt_rnn_desc *d)
     return parse_activations(ctx, d);
 }
 
-/* a * b * c, false when it leaves [0, INT64_MAX] */
-static bool mul3(int64_t a, int64_t b, int64_t c, int64_t *out)
-{
-    if (a < 0 || b < 0 || c < 0) return false;
-    if (b && a > INT64_MAX / b) return false;
-    if (c && a * b > INT64_MAX / c) return false;
-    *out = a * b * c;
-    return true;
-}
-
-bool mrt_rnn_packs(const mrt_op_ctx *ctx, const mrt_rnn_desc *d)
-{
-    const mrt_tensor *x = mrt_input(ctx, 0), *w = mrt_input(ctx, 1), *r = mrt_input(ctx, 2);
-    return x->dtype == MRT_DTYPE_FLOAT && w->data && r->data && d->input > 0 && d->hidden > 0;
-}
-
-int64_t mrt_rnn_step_ws_floats(const mrt_rnn_desc *d)
-{
-    int64_t f = mrt_sgemm_workspace_floats(d->batch, d->gates * d->hidden, d->hidden, false, true, 1);
-    return (f + 15) / 16 * 16;
-}
-
-/* The packed float32 path's parts (see rnn.h). */
-static bool packed_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, int64_t counts[MRT_RNN_WS_PARTS])
-{
-    int64_t nd = d->num_dir, gh = d->gates * d->hidden, sb, bh;
-    if (!mul3(d->seq, d->batch, 1, &sb) || !mul3(nd * d->batch, d->hidden, 4, &bh)) return false;
-    counts[0] = d->batch * 8;
-    if (!mul3(sb, nd * gh, 4, &counts[1]) || !mul3(nd * d->batch, gh, 4, &counts[2])) return false;
-    counts[3] = counts[5] = bh;
-    counts[4] = d->cell == MRT_RNN_CELL_LSTM ? bh : 0;
-    if (!mul3(nd, gh, 4, &counts[6]) || !mul3(nd, d->hidden, 4, &counts[7])) return false;
-    int64_t in_ws = mrt_sgemm_workspace_floats(sb, nd * gh, d->input, false, true, ctx->n_threads);
-    return mul3(in_ws, 4, 1, &counts[8]) && mul3(nd, mrt_rnn_step_ws_floats(d), 4, &counts[9]);
-}
-
-bool mrt_rnn_workspace_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, bool packed,
-                             int64_t counts[MRT_RNN_WS_PARTS])
-{
-    mrt_dtype dt = mrt_input(ctx, 0)->dtype;
-    bool half = dt == MRT_DTYPE_FLOAT16 || dt == MRT_DTYPE_BFLOAT16, lstm = d->cell == MRT_RNN_CELL_LSTM;
-    int64_t elem = dt == MRT_DTYPE_DOUBLE ? 8 : 4, gh, bh, y, yh;
-    memset(counts, 0, MRT_RNN_WS_PARTS * sizeof *counts);
-    if (packed) return packed_parts(ctx, d, counts);
-    if (!mul3(d->gates, d->hidden, 1, &gh) || !mul3(d->batch, d->hidden, elem, &bh) ||
-        !mul3(d->num_dir, d->batch, d->hidden, &yh) || !mul3(d->seq, yh, 1, &y))
-        return false;
-    counts[0] = d->batch * 8;
-    if (!mul3(d->seq, d->batch, gh, &counts[1]) || !mul3(counts[1], elem, 1, &counts[1]) ||
-        !mul3(d->batch, gh, elem, &counts[2]))
-        return false;
-    counts[3] = counts[5] = bh;
-    counts[4] = lstm ? bh : 0;
-    if (!mul3(gh, 8, 1, &counts[6]) || !mul3(d->hidden, 8, 1, &counts[7])) return false;
-    if (!half) return true;
-    static const int in_idx[7] = {0, 1, 2, 3, 5, 6, 7};
-    for (int i = 0; i < 7; i++) {
-        const mrt_tensor *t = mrt_input(ctx, in_idx[i]);
-        if (t && (lstm || in_idx[i] < 6)) counts[8 + i] = mrt_tensor_numel(t) * 4;
-    }
-    return mul3(y, 4, 1, &counts[15]) && mul3(yh, 4, 1, &counts[16]) && mul3(lstm ? yh : 0, 4, 1, &counts[17]);
-}
-
 static mrt_status infer_rnn(mrt_op_ctx *ctx)
 {
     mrt_rnn_desc d;
@@ -302,10 +238,7 @@ static mrt_status infer_rnn(mrt_op_ctx *ctx)
     MRT_TRY(mrt_output_set(ctx, 0, dt, 4, y));
     MRT_TRY(mrt_output_set(ctx, 1, dt, 3, yh));
     if (d.cell == MRT_RNN_CELL_LSTM) MRT_TRY(mrt_output_set(ctx, 2, dt, 3, yh));
-    int64_t counts[MRT_RNN_WS_PARTS];
-    if (!mrt_rnn_workspace_parts(ctx, &d, ctx->planning && mrt_rnn_packs(ctx, &d), counts))
-        return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "the work buffers' size overflows");
-    return mrt_workspace_request_parts(ctx, MRT_RNN_WS_PARTS, counts, 1);
+    return MRT_STATUS_OK;
 }
 
 const mrt_opdef mrt_opdefs_rnn[] = {

@@ -55,26 +55,6 @@ mrt_status mrt_rnn_desc_get(const mrt_op_ctx *ctx, mrt_rnn_desc *d);
 double mrt_rnn_act_apply(const mrt_rnn_act *a, double x);
 
 
-/* Whether the CPU kernel takes its packed float32 path: float32 X with W and R constants (their data readable: in
-   infer at plan time, in prepare) and input_size, hidden_size > 0. Its prepare packs W and R then, and its infer
-   sizes the workspace for that path (mrt_rnn_workspace_parts with packed). */
-bool mrt_rnn_packs(const mrt_op_ctx *ctx, const mrt_rnn_desc *d);
-
-/* The CPU kernel's workspace, as byte counts of MRT_RNN_WS_PARTS parts for mrt_workspace_parts (elem 1). Part 0 the
-   sequence lengths (int64). Unpacked path (packed false; float, double, float16/bfloat16): X·W for every step, H·R,
-   H, C (LSTM), the reset-gated H (GRU) of one direction in the compute type, the summed biases and Rb in double;
-   for float16/bfloat16, float copies of X, W, R, B, initial_h, initial_c, P and of Y, Y_h, Y_c. Packed float32 path
-   (ops_cpu/rnn.c, `packed`): X·W of every step and direction [seq*batch, num_dir*gates*hidden]; per direction H·R,
-   H, C (LSTM), a [batch, hidden] scratch, the summed biases and Rb; the input projection's GEMM workspace (for
-   ctx->n_threads threads) and each direction's recurrent GEMM workspace (one thread), all float. False when a size
-   overflows. */
-#define MRT_RNN_WS_PARTS 18
-bool mrt_rnn_workspace_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, bool packed,
-                             int64_t counts[MRT_RNN_WS_PARTS]);
-/* Floats of one direction's recurrent GEMM workspace in the packed path (part 9 holds num_dir of them, each a
-   multiple of 16 floats so that every one is 64-byte aligned). */
-int64_t mrt_rnn_step_ws_floats(const mrt_rnn_desc *d);
-
 #ifdef __cplusplus
 }
 #endif
