@@ -5,11 +5,12 @@
  * against 4.59-4.63, the Transformer encoder 2.47-2.64 against 2.30-2.46 (alternating runs). When this VM's two
  * vCPUs sit far apart (runs twice as slow), MobileNetV2 took 9.4 ms against 8.6. A worker joins a job only while it
  * is open, and the caller closes it once every chunk is claimed, then waits for the workers that joined: one that
- * was descheduled (the other core busy) is never waited for, it just finds the job closed when it wakes. */
+ * was descheduled (the other core busy) is never waited for, it just finds the job closed when it wakes. One
+ * descheduled inside a chunk is: the caller polls briefly, then sleeps until the last worker leaves, leaving its core
+ * idle for the scheduler to run the late worker on (CLOSE_SPIN_ROUNDS). */
 #include "engine/threadpool.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -25,6 +26,11 @@
 /* How long an idle worker polls before it sleeps: long enough to catch the next node of a model (a few µs
    apart), short enough not to steal a core from other work for long. */
 enum { SPIN_ROUNDS = 20000 };
+/* How long the caller polls for the workers still inside a closed job before it sleeps (about 50 µs at this VM's
+   23 ns per pause). Past that a worker has most likely lost its core (another process on it): a caller still
+   spinning keeps its own core busy, so the scheduler cannot move the preempted worker there and the job waits for
+   the worker's next time slice, milliseconds away; asleep, the caller leaves its core idle for it. */
+enum { CLOSE_SPIN_ROUNDS = 2000 };
 
 /* A job's admission word: its generation << 32 | CLOSED | the workers inside it. The job's description shares its
    cache line, so a worker that sees the word change finds fn, arg, n and chunk in the line it just fetched: every
@@ -56,10 +62,12 @@ struct mrt_threadpool {
     struct worker_start *starts;
     share *shares;
     job_line job;
-    /* sleeping workers: they wait on `wake` for the admission's generation to change */
+    /* sleeping workers: they wait on `wake` for the admission's generation to change; a sleeping caller waits on
+       `done` for the last worker to leave its closed job */
     _Alignas(64) pthread_mutex_t mu;
-    pthread_cond_t wake;
+    pthread_cond_t wake, done;
     atomic_int sleeping;
+    atomic_bool caller_sleeping;
     atomic_bool stop;
 };
 
@@ -137,7 +145,14 @@ static void *worker_main(void *arg)
             }
         if (!joined) continue;
         run_chunks(p, g, ws->index);
-        atomic_fetch_sub(&p->job.admission, 1);
+        unsigned long long left = atomic_fetch_sub(&p->job.admission, 1) - 1;
+        /* the last one out of a closed job wakes a caller that went to sleep waiting for it (sequentially
+           consistent, paired with the caller's store of caller_sleeping before it re-reads the admission) */
+        if ((left & ADMIT_CLOSED) && !(left & ADMIT_ACTIVE) && atomic_load(&p->caller_sleeping)) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_broadcast(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
     }
 }
 
@@ -158,9 +173,11 @@ mrt_status mrt_threadpool_new(int n_threads, mrt_threadpool **out)
     atomic_init(&p->job.admission, 0); /* generation 0: no job (the workers start having seen it) */
     atomic_init(&p->job.busy, false);
     atomic_init(&p->sleeping, 0);
+    atomic_init(&p->caller_sleeping, false);
     atomic_init(&p->stop, false);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
     if (p->n_threads > 1) {
         p->workers = calloc((size_t)p->n_threads - 1, sizeof *p->workers);
         p->starts = calloc((size_t)p->n_threads - 1, sizeof *p->starts);
@@ -196,6 +213,7 @@ void mrt_threadpool_free(mrt_threadpool *p)
         for (int i = 0; i < p->n_workers; i++) pthread_join(p->workers[i], NULL);
     }
     pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
     free(p->workers);
     free(p->starts);
@@ -242,10 +260,16 @@ void mrt_threadpool_run(mrt_threadpool *p, int64_t n, int64_t grain, mrt_range_f
     run_chunks(p, g, 0);
     /* every chunk is claimed: close the job, then wait for those inside to finish theirs */
     atomic_fetch_or(&job->admission, ADMIT_CLOSED);
-    int spins = 0;
-    while (atomic_load(&job->admission) & ADMIT_ACTIVE) {
-        if (++spins < SPIN_ROUNDS) CPU_RELAX();
-        else sched_yield();
+    for (int spins = 0; atomic_load(&job->admission) & ADMIT_ACTIVE;) {
+        if (++spins < CLOSE_SPIN_ROUNDS) {
+            CPU_RELAX();
+            continue;
+        }
+        pthread_mutex_lock(&p->mu);
+        atomic_store(&p->caller_sleeping, true);
+        while (atomic_load(&job->admission) & ADMIT_ACTIVE) pthread_cond_wait(&p->done, &p->mu);
+        atomic_store(&p->caller_sleeping, false);
+        pthread_mutex_unlock(&p->mu);
     }
     atomic_store(&job->busy, false);
 }

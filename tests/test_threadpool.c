@@ -1,10 +1,12 @@
 /* The session thread pool (engine/threadpool.c): every index is run exactly once, ranges respect the grain (but for
  * the last of a thread's share), thread
  * indices stay below the pool's size, nested calls run serially, and many back-to-back jobs (a model's nodes) never
- * lose a worker's wake-up. */
+ * lose a worker's wake-up, nor a sleeping caller's. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "engine/threadpool.h"
 
@@ -101,6 +103,36 @@ Test(threadpool, many_small_jobs_back_to_back, .timeout = 60)
         for (int i = 0; i < 8; i++) cr_assert_eq(atomic_load(&hits[i]), 1, "job %d index %d", r, i);
     }
     mrt_threadpool_free(p);
+}
+
+/* Ranges run by a worker take long now and then (a worker preempted inside its chunk), so that the caller, done with
+   its own chunks, outwaits its polling and sleeps until the last worker leaves; short jobs in between keep the
+   wake-up racing with the next job's post. Every index once, and every call returns. */
+static atomic_int late_ranges;
+
+static void slow_on_workers(void *arg, int64_t b, int64_t e)
+{
+    atomic_int *hits = arg;
+    /* the caller's ranges take a while too, so that the workers join before it has claimed every chunk */
+    bool worker = mrt_thread_index() != 0;
+    nanosleep(&(struct timespec){0, worker ? 300 * 1000 : 50 * 1000}, NULL);
+    if (worker) atomic_fetch_add(&late_ranges, 1);
+    for (int64_t i = b; i < e; i++) atomic_fetch_add(&hits[i], 1);
+}
+
+Test(threadpool, caller_sleeps_for_a_late_worker, .timeout = 60)
+{
+    mrt_threadpool *p;
+    cr_assert_eq(mrt_threadpool_new(2, &p), MRT_STATUS_OK);
+    atomic_int hits[16];
+    for (int r = 0; r < 400; r++) {
+        int n = r % 2 ? 16 : 2;
+        for (int i = 0; i < n; i++) atomic_store(&hits[i], 0);
+        mrt_threadpool_run(p, n, 1, r % 2 ? slow_on_workers : inner_range, hits);
+        for (int i = 0; i < n; i++) cr_assert_eq(atomic_load(&hits[i]), 1, "job %d index %d", r, i);
+    }
+    mrt_threadpool_free(p);
+    cr_expect_gt(atomic_load(&late_ranges), 0, "no worker ran a range: the late-worker path was not exercised");
 }
 
 Test(threadpool, no_pool_runs_on_the_caller)
