@@ -70,7 +70,7 @@ mrt_status check_begin(mrt_op_ctx *ctx, size_t table_bytes, index_check *c)
 
 // After the kernel: when the flag is up, find the first bad index on a host copy of the indices and fail as the CPU.
 // dims(pos) gives the axis and its size that element `pos` of the indices addresses.
-template <typename DimOf> mrt_status check_end(mrt_op_ctx *ctx, const index_check &c, const mrt_tensor *idx, DimOf dim_of)
+template <typename DimOf> mrt_status check_end(mrt_op_ctx *ctx, const index_check &c, DimOf dim_of)
 {
     int flag = 0;
     MRT_TRY(mrt_cu_read(ctx, &flag, c.flag, sizeof flag, "the index flag"));
@@ -148,7 +148,7 @@ mrt_status cu_gather(mrt_op_ctx *ctx)
         }();
     if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
     MRT_CU_CHECK_LAUNCH(ctx, "Gather kernel");
-    return check_end(ctx, c, idx, [&](int64_t, int *a, int64_t *d) { *a = axis; *d = dim; return true; });
+    return check_end(ctx, c, [&](int64_t, int *a, int64_t *d) { *a = axis; *d = dim; return true; });
 }
 
 // ------------------------------------------------------------------ GatherElements / ScatterElements
@@ -216,7 +216,7 @@ mrt_status cu_gather_elements(mrt_op_ctx *ctx)
     }();
     if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
     MRT_CU_CHECK_LAUNCH(ctx, "GatherElements kernel");
-    return check_end(ctx, c, idx, [&](int64_t, int *a, int64_t *d) { *a = axis; *d = g.dim; return true; });
+    return check_end(ctx, c, [&](int64_t, int *a, int64_t *d) { *a = axis; *d = g.dim; return true; });
 }
 
 // How an element type reduces: 0 integer (wrapping; bool as or/and), 1 floating (in double), 2 moved only (complex).
@@ -318,7 +318,7 @@ mrt_status cu_scatter_elements(mrt_op_ctx *ctx)
     });
     if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
     MRT_CU_CHECK_LAUNCH(ctx, "ScatterElements kernel");
-    return check_end(ctx, c, idx, [&](int64_t, int *a, int64_t *d) { *a = axis; *d = g.dim; return true; });
+    return check_end(ctx, c, [&](int64_t, int *a, int64_t *d) { *a = axis; *d = g.dim; return true; });
 }
 
 // ------------------------------------------------------------------ GatherND / ScatterND
@@ -409,7 +409,7 @@ mrt_status cu_gather_nd(mrt_op_ctx *ctx)
         MRT_LAUNCH(tuple_offsets_kernel, mrt_cu_blocks(nt), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), idx->data,
                    idx->dtype == MRT_DTYPE_INT32, (int64_t *)c.table, nt, g, c.flag);
         MRT_CU_CHECK_LAUNCH(ctx, "GatherND index kernel");
-        return check_end(ctx, c, idx, nd_dim_of{&g});
+        return check_end(ctx, c, nd_dim_of{&g});
     }
     [&]() -> bool {
         MRT_CU_SWITCH_MOVE(mrt_cu_move_bytes(x->dtype), {
@@ -422,7 +422,7 @@ mrt_status cu_gather_nd(mrt_op_ctx *ctx)
     }();
     if (!done) return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "dtype %s is not supported", mrt_dtype_name(x->dtype));
     MRT_CU_CHECK_LAUNCH(ctx, "GatherND kernel");
-    return check_end(ctx, c, idx, nd_dim_of{&g});
+    return check_end(ctx, c, nd_dim_of{&g});
 }
 
 // One thread per element of the slice, walking the tuples in order: the CPU's order for every target.
@@ -449,7 +449,7 @@ mrt_status cu_scatter_nd(mrt_op_ctx *ctx)
     MRT_LAUNCH(tuple_offsets_kernel, mrt_cu_blocks(nt), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), idx->data,
                idx->dtype == MRT_DTYPE_INT32, off, nt, g, c.flag);
     MRT_CU_CHECK_LAUNCH(ctx, "ScatterND index kernel");
-    MRT_TRY(check_end(ctx, c, idx, nd_dim_of{&g})); // every tuple valid before any update, as on the CPU
+    MRT_TRY(check_end(ctx, c, nd_dim_of{&g})); // every tuple valid before any update, as on the CPU
     bool done = false, is_bool = x->dtype == MRT_DTYPE_BOOL;
     SWITCH_SCATTER(x->dtype, r, {
         auto *k = scatter_nd_kernel<elem_t>;
