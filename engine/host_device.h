@@ -9,3 +9,14 @@
 #else
 #define MRT_HD /* C, and the emulated module (ops_cuda/emu/cuda_emu.h runs device code as host code) */
 #endif
+
+/* a * b rounded on its own: nvcc fuses a product and a following add into one fma (rounded once) where the CPU
+   kernels, C11 without contraction, round twice; a helper that adds to a product keeps the CPU's bits with this. */
+static inline MRT_HD double mrt_mul_rn(double a, double b)
+{
+#if defined(__CUDA_ARCH__)
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
