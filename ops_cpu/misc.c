@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/opdef/einsum.h"
+#include "engine/opdef/misc.h"
 #include "engine/registry.h"
 #include "ops_cpu/blas.h"
 #include "ops_cpu/random.h"
@@ -52,15 +53,7 @@ static void einsum_nest_init(const mrt_op_ctx *ctx, const mrt_einsum *e, einsum_
         }
     n->n_sum = j - n->n_out;
     for (int i = 0; i < j; i++) n->size[i] = e->size[n->label[i]];
-    for (int k = 0; k < e->n_inputs; k++) {
-        const mrt_tensor *x = mrt_input(ctx, k);
-        int64_t st[MRT_MAX_RANK];
-        mrt_shape_strides(x->rank, x->shape, st);
-        for (int a = 0; a < x->rank; a++) {
-            int l = e->in_label[k][a];
-            if (x->shape[a] == e->size[l]) n->strides[k][at[l]] += st[a];
-        }
-    }
+    for (int k = 0; k < e->n_inputs; k++) mrt_einsum_add_strides(e, k, mrt_input(ctx, k), at, n->strides[k]);
 }
 
 /* Inputs as one computation type: double for float types, int64 for integers (wrapping like uint64). */
@@ -400,68 +393,18 @@ static mrt_status mrt_cpu_det(mrt_op_ctx *ctx)
     if (!a) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t b = 0; b < batch; b++) {
         for (int64_t i = 0; i < mm; i++) a[i] = mrt_load_f64(x->dtype, x->data, b * mm + i);
-        double det = 1.0;
-        for (int64_t c = 0; c < m; c++) {
-            int64_t p = c;
-            for (int64_t r = c + 1; r < m; r++)
-                if (fabs(a[r * m + c]) > fabs(a[p * m + c])) p = r;
-            if (a[p * m + c] == 0.0) {
-                det = 0.0;
-                break;
-            }
-            if (p != c) {
-                for (int64_t j = 0; j < m; j++) {
-                    double t = a[c * m + j];
-                    a[c * m + j] = a[p * m + j];
-                    a[p * m + j] = t;
-                }
-                det = -det;
-            }
-            double piv = a[c * m + c];
-            det *= piv;
-            for (int64_t r = c + 1; r < m; r++) {
-                double f = a[r * m + c] / piv;
-                for (int64_t j = c + 1; j < m; j++) a[r * m + j] -= f * a[c * m + j];
-            }
-        }
-        mrt_store_f64(y->dtype, y->data, b, det);
+        mrt_store_f64(y->dtype, y->data, b, mrt_det_eliminate(a, m));
     }
     return MRT_STATUS_OK;
 }
 
-/* ---- random ops: numpy's RandomState(seed) stream (ops_cpu/random.h), with the arithmetic of onnx.reference
-   (draw, round to the output type, scale, round, shift, round), so seeded nodes give its values */
-
-static void seed_stream(const mrt_op_ctx *ctx, mrt_mt19937 *s)
-{
-    const mrt_attr *a = mrt_node_attr(ctx->node, "seed");
-    int64_t seed = 0; /* absent: a fixed seed, so runs stay reproducible */
-    /* fmod first: a float seed past int64's range must not overflow the cast (only its value mod 2^32 matters) */
-    if (a && a->type == MRT_ATTR_FLOAT && isfinite(a->f)) seed = mrt_f64_to_i64_sat(fmod(trunc(a->f), 4294967296.0));
-    else if (a && a->type == MRT_ATTR_INT) seed = a->i;
-    mrt_mt_seed(s, (uint32_t)seed); /* RandomState(int(seed)); seeds outside [0, 2^32) wrap */
-}
+/* ---- random ops: numpy's RandomState(seed) stream (ops_cpu/random.h) */
 
 static mrt_status fill_random(mrt_op_ctx *ctx, bool normal)
 {
     mrt_tensor *y = mrt_output(ctx, 0);
-    mrt_dtype dt = y->dtype;
-    int64_t n = mrt_tensor_numel(y);
-    mrt_mt19937 stream, *s = &stream; /* 2.5 KB: on the stack, not allocated per call */
-    seed_stream(ctx, s);
-    double scale, shift;
-    if (normal) {
-        scale = mrt_round_to(dt, mrt_attr_float(ctx, "scale", 1.0f));
-        shift = mrt_round_to(dt, mrt_attr_float(ctx, "mean", 0.0f));
-    } else {
-        double low = mrt_attr_float(ctx, "low", 0.0f), high = mrt_attr_float(ctx, "high", 1.0f);
-        scale = mrt_round_to(dt, high - low);
-        shift = mrt_round_to(dt, low);
-    }
-    for (int64_t i = 0; i < n; i++) {
-        double v = mrt_round_to(dt, normal ? mrt_mt_gauss(s) : mrt_mt_double(s));
-        mrt_store_f64(dt, y->data, i, mrt_round_to(dt, v * scale) + shift);
-    }
+    mrt_mt19937 stream; /* 2.5 KB: on the stack, not allocated per call */
+    mrt_random_fill(ctx, &stream, normal, y->dtype, y->data, mrt_tensor_numel(y));
     return MRT_STATUS_OK;
 }
 
@@ -473,15 +416,9 @@ static mrt_status mrt_cpu_bernoulli(mrt_op_ctx *ctx)
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t n = mrt_tensor_numel(x);
-    for (int64_t i = 0; i < n; i++) {
-        double p = mrt_load_f64(x->dtype, x->data, i);
-        if (!(p >= 0.0 && p <= 1.0))
-            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "probability %g at index %lld of 'input' is outside [0, 1]", p,
-                               (long long)i);
-    }
-    mrt_mt19937 stream, *s = &stream; /* 2.5 KB: on the stack, not allocated per call */
-    seed_stream(ctx, s);
-    for (int64_t i = 0; i < n; i++) mrt_store_i64(y->dtype, y->data, i, mrt_mt_bernoulli(s, mrt_load_f64(x->dtype, x->data, i)));
+    MRT_TRY(mrt_random_check_probs(ctx, x->dtype, x->data, n));
+    mrt_mt19937 stream; /* 2.5 KB: on the stack, not allocated per call */
+    mrt_random_bernoulli(ctx, &stream, x->dtype, x->data, y->dtype, y->data, n);
     return MRT_STATUS_OK;
 }
 

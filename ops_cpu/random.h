@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/op.h"
+
 #define MRT_MT_N 624
 #define MRT_MT_M 397
 
@@ -90,4 +92,58 @@ static inline int mrt_mt_bernoulli(mrt_mt19937 *s, double p)
         }
     }
     return (int)(flip ? 1 - x : x);
+}
+
+/* ---- the random ops' draws, with the arithmetic of onnx.reference (draw, round to the output type, scale, round,
+   shift, round), so seeded nodes give its values: one definition for ops_cpu/misc.c and ops_cuda/misc.cu (which
+   draws on the host and copies up). */
+
+/* s seeded from the node's seed attribute. */
+static inline void mrt_random_seed_stream(const mrt_op_ctx *ctx, mrt_mt19937 *s)
+{
+    const mrt_attr *a = mrt_node_attr(ctx->node, "seed");
+    int64_t seed = 0; /* absent: a fixed seed, so runs stay reproducible */
+    /* fmod first: a float seed past int64's range must not overflow the cast (only its value mod 2^32 matters) */
+    if (a && a->type == MRT_ATTR_FLOAT && isfinite(a->f)) seed = mrt_f64_to_i64_sat(fmod(trunc(a->f), 4294967296.0));
+    else if (a && a->type == MRT_ATTR_INT) seed = a->i;
+    mrt_mt_seed(s, (uint32_t)seed); /* RandomState(int(seed)); seeds outside [0, 2^32) wrap */
+}
+
+/* RandomUniform(Like) / RandomNormal(Like): n values of output dtype dt into data, drawn from s, which it seeds. */
+static inline void mrt_random_fill(const mrt_op_ctx *ctx, mrt_mt19937 *s, bool normal, mrt_dtype dt, void *data, int64_t n)
+{
+    mrt_random_seed_stream(ctx, s);
+    double scale, shift;
+    if (normal) {
+        scale = mrt_round_to(dt, mrt_attr_float(ctx, "scale", 1.0f));
+        shift = mrt_round_to(dt, mrt_attr_float(ctx, "mean", 0.0f));
+    } else {
+        double low = mrt_attr_float(ctx, "low", 0.0f), high = mrt_attr_float(ctx, "high", 1.0f);
+        scale = mrt_round_to(dt, high - low);
+        shift = mrt_round_to(dt, low);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double v = mrt_round_to(dt, normal ? mrt_mt_gauss(s) : mrt_mt_double(s));
+        mrt_store_f64(dt, data, i, mrt_round_to(dt, v * scale) + shift);
+    }
+}
+
+/* Bernoulli's n probabilities (dtype xdt at x) checked to lie in [0, 1], the node failed at the first that does not. */
+static inline mrt_status mrt_random_check_probs(const mrt_op_ctx *ctx, mrt_dtype xdt, const void *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double p = mrt_load_f64(xdt, x, i);
+        if (!(p >= 0.0 && p <= 1.0))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "probability %g at index %lld of 'input' is outside [0, 1]", p,
+                               (long long)i);
+    }
+    return MRT_STATUS_OK;
+}
+
+/* Bernoulli: a draw per probability at x (dtype xdt) into y (dtype ydt), n of them, from s, which it seeds. */
+static inline void mrt_random_bernoulli(const mrt_op_ctx *ctx, mrt_mt19937 *s, mrt_dtype xdt, const void *x,
+                                        mrt_dtype ydt, void *y, int64_t n)
+{
+    mrt_random_seed_stream(ctx, s);
+    for (int64_t i = 0; i < n; i++) mrt_store_i64(ydt, y, i, mrt_mt_bernoulli(s, mrt_load_f64(xdt, x, i)));
 }

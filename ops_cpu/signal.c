@@ -10,8 +10,6 @@
 #include "engine/opdef/signal.h"
 #include "engine/registry.h"
 
-static const double PI = 3.14159265358979323846;
-
 /* ------------------------------------------------------------------ transform core */
 
 /* Lengths up to this use the direct sum when they are not a power of two; longer ones Bluestein's chirp-z
@@ -31,33 +29,6 @@ typedef struct dft_plan {
     double *bre, *bim;   /* kind 2: [m] FFT of the conjugate chirp */
 } dft_plan;
 
-/* In-place radix-2 FFT of length m (a power of two) with twiddles cs/sn of that length. */
-static void fft_pow2(int64_t m, const double *cs, const double *sn, int sign, double *re, double *im)
-{
-    for (int64_t i = 1, j = 0; i < m; i++) {
-        int64_t bit = m >> 1;
-        for (; j & bit; bit >>= 1) j ^= bit;
-        j ^= bit;
-        if (i < j) {
-            double t = re[i]; re[i] = re[j]; re[j] = t;
-            t = im[i]; im[i] = im[j]; im[j] = t;
-        }
-    }
-    for (int64_t len = 2; len <= m; len <<= 1) {
-        int64_t half = len >> 1, stride = m / len;
-        for (int64_t i = 0; i < m; i += len)
-            for (int64_t j = 0; j < half; j++) {
-                double wr = cs[j * stride], wi = sign * sn[j * stride];
-                int64_t a = i + j, b = a + half;
-                double vr = re[b] * wr - im[b] * wi, vi = re[b] * wi + im[b] * wr;
-                re[b] = re[a] - vr;
-                im[b] = im[a] - vi;
-                re[a] += vr;
-                im[a] += vi;
-            }
-    }
-}
-
 /* The plan's buffers come from the workspace (mrt_dft_plan_parts, requested by request_plan); false (op failed)
    when the memory can't be had. */
 static bool plan_init(mrt_op_ctx *ctx, dft_plan *p, int64_t n, int sign)
@@ -69,90 +40,19 @@ static bool plan_init(mrt_op_ctx *ctx, dft_plan *p, int64_t n, int sign)
         return false;
     p->n = n;
     p->sign = sign;
-    bool pow2 = n > 0 && (n & (n - 1)) == 0;
-    p->kind = pow2 || n <= 1 ? 0 : n <= DIRECT_MAX ? 1 : 2;
+    p->kind = mrt_dft_plan_kind(n);
     p->m = p->kind == 2 ? parts[8] : n;
-    int64_t tw = parts[0];
     p->cs = buf[0], p->sn = buf[1], p->re = buf[2], p->im = buf[3], p->tre = buf[4], p->tim = buf[5];
     if (p->kind == 2) p->chr = buf[6], p->chi = buf[7], p->bre = buf[8], p->bim = buf[9];
-    for (int64_t j = 0; j < tw; j++) {
-        double t = 2 * PI * (double)j / (double)tw;
-        p->cs[j] = cos(t);
-        p->sn[j] = sin(t);
-    }
-    if (p->kind == 2) {
-        /* kt = (k^2 + t^2 - (k-t)^2) / 2: X[k] = c[k] * sum_t (x[t] c[t]) conj(c[k-t]), c[j] = exp(sign*i*pi*j^2/n);
-           j^2 is reduced mod 2n first so the angle stays exact for long transforms */
-        for (int64_t j = 0; j < n; j++) {
-            double t = PI * (double)((j * j) % (2 * n)) / (double)n;
-            p->chr[j] = cos(t);
-            p->chi[j] = sign * sin(t);
-        }
-        memset(p->bre, 0, (size_t)p->m * sizeof(double));
-        memset(p->bim, 0, (size_t)p->m * sizeof(double));
-        for (int64_t j = 0; j < n; j++) {
-            p->bre[j] = p->chr[j];
-            p->bim[j] = -p->chi[j];
-            if (j) {
-                p->bre[p->m - j] = p->chr[j];
-                p->bim[p->m - j] = -p->chi[j];
-            }
-        }
-        fft_pow2(p->m, p->cs, p->sn, -1, p->bre, p->bim);
-    }
+    mrt_dft_tables_build(n, p->m, parts[0], p->kind, sign, p->cs, p->sn, p->chr, p->chi, p->bre, p->bim);
     return true;
 }
 
 /* p->re/im <- sum_t x[t] * exp(sign * 2*pi*i * k*t / n), unscaled. */
 static void transform(dft_plan *p)
 {
-    const int64_t n = p->n;
-    const int sign = p->sign;
-    double *re = p->re, *im = p->im;
-    if (n <= 1) return;
-    if (p->kind == 0) {
-        fft_pow2(n, p->cs, p->sn, sign, re, im);
-        return;
-    }
-    if (p->kind == 1) {
-        for (int64_t k = 0; k < n; k++) {
-            double sr = 0, si = 0;
-            int64_t idx = 0; /* k*t mod n */
-            for (int64_t t = 0; t < n; t++) {
-                double wr = p->cs[idx], wi = sign * p->sn[idx];
-                sr += re[t] * wr - im[t] * wi;
-                si += re[t] * wi + im[t] * wr;
-                idx += k;
-                if (idx >= n) idx -= n;
-            }
-            p->tre[k] = sr;
-            p->tim[k] = si;
-        }
-        memcpy(re, p->tre, (size_t)n * sizeof(double));
-        memcpy(im, p->tim, (size_t)n * sizeof(double));
-        return;
-    }
-    const int64_t m = p->m;
-    double *wr = p->tre, *wi = p->tim;
-    memset(wr, 0, (size_t)m * sizeof(double));
-    memset(wi, 0, (size_t)m * sizeof(double));
-    for (int64_t t = 0; t < n; t++) {
-        wr[t] = re[t] * p->chr[t] - im[t] * p->chi[t];
-        wi[t] = re[t] * p->chi[t] + im[t] * p->chr[t];
-    }
-    fft_pow2(m, p->cs, p->sn, -1, wr, wi);
-    for (int64_t j = 0; j < m; j++) {
-        double a = wr[j] * p->bre[j] - wi[j] * p->bim[j], b = wr[j] * p->bim[j] + wi[j] * p->bre[j];
-        wr[j] = a;
-        wi[j] = b;
-    }
-    fft_pow2(m, p->cs, p->sn, 1, wr, wi);
-    const double inv_m = 1.0 / (double)m;
-    for (int64_t k = 0; k < n; k++) {
-        double yr = wr[k] * inv_m, yi = wi[k] * inv_m;
-        re[k] = yr * p->chr[k] - yi * p->chi[k];
-        im[k] = yr * p->chi[k] + yi * p->chr[k];
-    }
+    mrt_dft_transform(p->n, p->m, p->kind, p->sign, p->cs, p->sn, p->chr, p->chi, p->bre, p->bim, p->re, p->im, p->tre,
+                      p->tim);
 }
 
 /* ------------------------------------------------------------------ DFT */
@@ -305,17 +205,14 @@ static mrt_status mrt_cpu_mel(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ windows */
 
-/* a0 - a1*cos(2*pi*i/N) + a2*cos(4*pi*i/N), N = size (periodic) or size - 1 (symmetric); a window of
-   one sample is [1] (as in PyTorch and SciPy). */
+/* mrt_window_value's samples (engine/opdef/signal.h) */
 static mrt_status window(mrt_op_ctx *ctx, double a0, double a1, double a2)
 {
     mrt_tensor *y = mrt_output(ctx, 0);
     int64_t n = y->shape[0];
     double den = mrt_attr_int(ctx, "periodic", 1) ? (double)n : (double)(n - 1);
     for (int64_t i = 0; i < n; i++) {
-        double t = 2 * PI * (double)i / den;
-        double v = n == 1 ? 1.0 : a0 - a1 * cos(t) + a2 * cos(2 * t);
-        store_num(y, i, v);
+        store_num(y, i, mrt_window_value(i, n, den, a0, a1, a2));
     }
     return MRT_STATUS_OK;
 }

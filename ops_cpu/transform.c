@@ -167,14 +167,9 @@ static mrt_status mrt_cpu_transpose(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
-    int r = x->rank, perm[MRT_MAX_RANK];
-    const int64_t *p;
-    int64_t np, s[MRT_MAX_RANK], xstr[MRT_MAX_RANK];
-    bool given = mrt_attr_ints(ctx, "perm", &p, &np);
-    for (int i = 0; i < r; i++) perm[i] = given ? (int)(p[i] < 0 ? p[i] + r : p[i]) : r - 1 - i;
-    mrt_shape_strides(r, x->shape, s);
-    for (int i = 0; i < r; i++) xstr[i] = s[perm[i]];
-    return mrt_cpu_strided_copy(ctx, x, y, r, y->shape, 0, xstr);
+    int64_t xstr[MRT_MAX_RANK];
+    mrt_transpose_strides(ctx, x, xstr);
+    return mrt_cpu_strided_copy(ctx, x, y, x->rank, y->shape, 0, xstr);
 }
 
 /* ------------------------------------------------------------------ Concat / Split */
@@ -250,12 +245,7 @@ static mrt_status mrt_cpu_slice(mrt_op_ctx *ctx)
     bool need_data;
     MRT_TRY(mrt_slice_params_get(ctx, &p, &need_data));
     if (need_data) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "slice parameters have no data at run time");
-    int64_t s[MRT_MAX_RANK], xstr[MRT_MAX_RANK], base = 0;
-    mrt_shape_strides(x->rank, x->shape, s);
-    for (int d = 0; d < x->rank; d++) {
-        base += p.start[d] * s[d];
-        xstr[d] = p.step[d] * s[d];
-    }
+    int64_t xstr[MRT_MAX_RANK], base = mrt_slice_strides(&p, x, xstr);
     return mrt_cpu_strided_copy(ctx, x, y, x->rank, p.out, base, xstr);
 }
 
@@ -294,23 +284,6 @@ static mrt_status mrt_cpu_tile(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ Pad */
 
-/* Input coordinate for output coordinate o along one axis, or -1 for the constant. */
-static int64_t pad_map(int64_t o, int64_t begin, int64_t dim, mrt_pad_mode mode)
-{
-    int64_t i = o - begin;
-    if (i >= 0 && i < dim) return i;
-    switch (mode) {
-    case MRT_PAD_EDGE: return i < 0 ? 0 : dim - 1;
-    case MRT_PAD_WRAP: return ((i % dim) + dim) % dim;
-    case MRT_PAD_REFLECT: {
-        if (dim == 1) return 0;
-        int64_t period = 2 * (dim - 1), k = ((i % period) + period) % period;
-        return k < dim ? k : period - k;
-    }
-    default: return -1;
-    }
-}
-
 static mrt_status mrt_cpu_pad(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -332,9 +305,7 @@ static mrt_status mrt_cpu_pad(mrt_op_ctx *ctx)
     } else if (x->dtype == MRT_DTYPE_STRING) {
         mrt_mover_put_string(&m, (char **)cval.data, "");
     } else if (ctx->opset < 11) {
-        double v = mrt_attr_float(ctx, "value", 0.0f);
-        if (mrt_dtype_is_float(x->dtype)) mrt_store_f64(x->dtype, cval.data, 0, v);
-        else mrt_store_i64(x->dtype, cval.data, 0, mrt_f64_to_i64_sat(v));
+        mrt_pad_attr_value(ctx, x->dtype, cval.data);
     }
     if (r == 0) {
         mrt_mover_copy(&m, y->data, 0, x->data, 0, 1);
@@ -346,7 +317,7 @@ static mrt_status mrt_cpu_pad(mrt_op_ctx *ctx)
             int64_t xoff = 0;
             bool constant_row = false;
             for (int d = 0; d < r - 1; d++) {
-                int64_t i = pad_map(idx[d], p.begin[d], x->shape[d], p.mode);
+                int64_t i = mrt_pad_map(idx[d], p.begin[d], x->shape[d], p.mode);
                 if (i < 0) constant_row = true;
                 else xoff += i * xs[d];
             }
@@ -361,7 +332,7 @@ static mrt_status mrt_cpu_pad(mrt_op_ctx *ctx)
                         k = hi - 1;
                         continue;
                     }
-                    int64_t i = pad_map(k, b, xin, p.mode);
+                    int64_t i = mrt_pad_map(k, b, xin, p.mode);
                     if (i < 0) mrt_mover_fill(&m, y->data, o + k, cval.data, 0, 1);
                     else mrt_mover_copy(&m, y->data, o + k, x->data, xoff + i, 1);
                 }
@@ -388,12 +359,8 @@ static mrt_status shuffle6(mrt_op_ctx *ctx, const int64_t *xshape6, const int *p
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
-    int64_t s[6], shape[6], xstr[6];
-    mrt_shape_strides(6, xshape6, s);
-    for (int i = 0; i < 6; i++) {
-        shape[i] = xshape6[perm[i]];
-        xstr[i] = s[perm[i]];
-    }
+    int64_t shape[6], xstr[6];
+    mrt_shuffle6_strides(xshape6, perm, shape, xstr);
     return mrt_cpu_strided_copy(ctx, x, y, 6, shape, 0, xstr);
 }
 

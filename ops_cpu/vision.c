@@ -10,47 +10,10 @@
 
 #include <stdlib.h>
 
+#include "engine/opdef/vision.h"
 #include "engine/registry.h"
 #include "engine/threadpool.h"
 #include "ops_cpu/simd.h"
-
-enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
-
-/* Fold x into [lo, hi] by reflecting at the nearer border, as often as needed. */
-static double reflect(double x, double lo, double hi)
-{
-    double range = hi - lo;
-    if (range <= 0) return lo;
-    if (x < lo) {
-        double dx = lo - x, n = floor(dx / range), r = dx - n * range;
-        return fmod(n, 2) == 0 ? lo + r : hi - r;
-    }
-    if (x > hi) {
-        double dx = x - hi, n = floor(dx / range), r = dx - n * range;
-        return fmod(n, 2) == 0 ? hi - r : lo + r;
-    }
-    return x;
-}
-
-static void cubic_coeffs(double t, double *c)
-{
-    const double a = -0.75;
-    double x = fabs(t);
-    c[0] = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a;
-    c[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
-    c[2] = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1;
-    c[3] = ((a * (2 - x) - 5 * a) * (2 - x) + 8 * a) * (2 - x) - 4 * a;
-}
-
-/* The input index a tap at integer position i reads, or -1 for a zero (padding "zeros" outside). */
-static int64_t tap_index(int64_t i, int64_t len, int pad, double lo, double hi)
-{
-    if (i >= 0 && i < len) return i;
-    if (pad == PAD_ZEROS) return -1;
-    if (pad == PAD_BORDER) return i < 0 ? 0 : len - 1;
-    int64_t j = (int64_t)reflect((double)i, lo, hi); /* truncation, as the reference's int() */
-    return j < 0 ? 0 : j >= len ? len - 1 : j;
-}
 
 static mrt_status mrt_cpu_grid_sample(mrt_op_ctx *ctx)
 {
@@ -59,7 +22,7 @@ static mrt_status mrt_cpu_grid_sample(mrt_op_ctx *ctx)
     const char *mode = mrt_attr_string(ctx, "mode", ctx->opset < 20 ? "bilinear" : "linear");
     const char *pad_s = mrt_attr_string(ctx, "padding_mode", "zeros");
     bool align = mrt_attr_int(ctx, "align_corners", 0) != 0;
-    int pad = !strcmp(pad_s, "border") ? PAD_BORDER : !strcmp(pad_s, "reflection") ? PAD_REFLECT : PAD_ZEROS;
+    int pad = !strcmp(pad_s, "border") ? MRT_GRID_PAD_BORDER : !strcmp(pad_s, "reflection") ? MRT_GRID_PAD_REFLECT : MRT_GRID_PAD_ZEROS;
     int kind = !strcmp(mode, "nearest") ? 1 : (!strcmp(mode, "cubic") || !strcmp(mode, "bicubic")) ? 4 : 2;
     int r = x->rank - 2;
     int64_t n = x->shape[0], c = x->shape[1], in_sp = 1, out_sp = 1;
@@ -73,49 +36,18 @@ static mrt_status mrt_cpu_grid_sample(mrt_op_ctx *ctx)
             int64_t first[MRT_MAX_RANK];
             double w[MRT_MAX_RANK][4];
             for (int i = 0; i < r; i++) {
-                int64_t len = x->shape[2 + i];
                 double g = mrt_load_f64(grid->dtype, grid->data, (b * out_sp + o) * r + (r - 1 - i));
-                double v = align ? (g + 1) / 2 * (double)(len - 1) : ((g + 1) * (double)len - 1) / 2;
-                double lo = align ? 0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
-                if (kind == 1) v = nearbyint(v);
-                if (v < lo || v > hi) {
-                    if (pad == PAD_BORDER) v = v < 0 ? 0 : v > (double)(len - 1) ? (double)(len - 1) : v;
-                    else if (pad == PAD_REFLECT) v = reflect(v, lo, hi);
-                }
-                if (v != v) v = 0; /* a NaN coordinate: read position 0 rather than an undefined index */
-                /* only zeros padding leaves v outside the input; past a few pixels every tap reads 0 anyway, so
-                   bound it to keep the integer tap positions far from overflow */
-                if (v < -8) v = -8;
-                if (v > (double)len + 8) v = (double)len + 8;
-                if (kind == 1) {
-                    first[i] = mrt_f64_to_i64_sat(v); /* already integral; truncation as the reference */
-                    w[i][0] = 1;
-                } else {
-                    double f = floor(v), t = v - f;
-                    first[i] = mrt_f64_to_i64_sat(f) - (kind == 4 ? 1 : 0);
-                    if (kind == 2) w[i][0] = 1 - t, w[i][1] = t;
-                    else cubic_coeffs(t, w[i]);
-                }
+                double v = mrt_grid_coord(g, x->shape[2 + i], align, kind, pad);
+                first[i] = mrt_f64_to_i64_sat(mrt_grid_weights(v, kind, w[i])) - (kind == 4 ? 1 : 0);
             }
             for (int64_t ch = 0; ch < c; ch++) {
                 const int64_t plane = (b * c + ch) * in_sp;
                 double acc = 0;
                 for (int tap = 0; tap < n_taps; tap++) {
-                    double wt = 1;
-                    int64_t off = 0;
-                    bool zero = false;
-                    for (int i = 0, rem = tap; i < r; i++) {
-                        int k = rem % kind;
-                        rem /= kind;
-                        int64_t len = x->shape[2 + i];
-                        double lo = align ? 0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
-                        int64_t pos = first[i] > INT64_MAX - 4 ? INT64_MAX : first[i] + k;
-                        int64_t idx = tap_index(pos, len, pad, lo, hi);
-                        if (idx < 0) zero = true;
-                        off = off * len + (idx < 0 ? 0 : idx);
-                        wt *= w[i][k];
-                    }
-                    if (!zero) acc += wt * mrt_load_f64(x->dtype, x->data, plane + off);
+                    double wt;
+                    int64_t off;
+                    if (!mrt_grid_tap(tap, r, kind, pad, align, x->shape + 2, first, w, &off, &wt))
+                        acc += wt * mrt_load_f64(x->dtype, x->data, plane + off);
                 }
                 mrt_store_f64(y->dtype, y->data, (b * c + ch) * out_sp + o, acc);
             }
@@ -144,26 +76,7 @@ static void corners(const mrt_tensor *boxes, int64_t at, bool center, double *c)
 {
     double v[4];
     for (int i = 0; i < 4; i++) v[i] = mrt_load_f64(boxes->dtype, boxes->data, at + i);
-    if (center) {
-        c[0] = v[0] - v[2] / 2, c[2] = v[0] + v[2] / 2, c[1] = v[1] - v[3] / 2, c[3] = v[1] + v[3] / 2;
-    } else { /* [y1, x1, y2, x2], corners in any order */
-        c[0] = fmin(v[1], v[3]), c[2] = fmax(v[1], v[3]), c[1] = fmin(v[0], v[2]), c[3] = fmax(v[0], v[2]);
-    }
-}
-
-/* fmax and fmin (a NaN loses), inlined: as libm calls they were a third of a large NMS */
-static inline double max_num(double a, double b) { return a > b || b != b ? a : b; }
-static inline double min_num(double a, double b) { return a < b || b != b ? a : b; }
-
-/* a's and b's areas passed in: computed once per box, as (x_max - x_min) * (y_max - y_min) */
-static bool suppresses(const double *a, double area_a, const double *b, double area_b, double iou_threshold)
-{
-    double ix0 = max_num(a[0], b[0]), ix1 = min_num(a[2], b[2]), iy0 = max_num(a[1], b[1]), iy1 = min_num(a[3], b[3]);
-    if (ix1 <= ix0 || iy1 <= iy0) return false;
-    double inter = (ix1 - ix0) * (iy1 - iy0);
-    double uni = area_a + area_b - inter;
-    if (inter <= 0 || area_a <= 0 || area_b <= 0 || uni <= 0) return false;
-    return inter / uni > iou_threshold;
+    mrt_nms_corners(v, center, c);
 }
 
 /* The boxes kept so far in one class, as columns: corners and areas */
@@ -173,7 +86,7 @@ typedef struct kept_boxes {
 } kept_boxes;
 
 #ifdef MRT_HAVE_AVX512_INTRINSICS
-/* max_num / min_num on 8 lanes: maxpd/minpd keep the second operand unless the first compares greater (less), so a
+/* mrt_nms_max / mrt_nms_min on 8 lanes: maxpd/minpd keep the second operand unless the first compares greater (less), so a
    NaN in b still needs a's value put back */
 __attribute__((target("avx512f"))) static inline __m512d max_num8(__m512d a, __m512d b)
 {
@@ -184,7 +97,7 @@ __attribute__((target("avx512f"))) static inline __m512d min_num8(__m512d a, __m
     return _mm512_mask_mov_pd(_mm512_min_pd(a, b), _mm512_cmp_pd_mask(b, b, _CMP_UNORD_Q), a);
 }
 
-/* suppresses(c, area_c, kept box j, ...) for 8 kept boxes at a time: the same IEEE operations per lane, each
+/* mrt_nms_suppresses(c, area_c, kept box j, ...) for 8 kept boxes at a time: the same IEEE operations per lane, each
    `return false` of the scalar test a lane of the mask dropped (NLE_UQ: "not <=", true for NaN, as !(x <= y)) */
 __attribute__((target("avx512f"))) static bool any_suppresses_avx512(const double *c, double area_c, const kept_boxes *k,
                                                                     double t)
@@ -221,7 +134,7 @@ static bool any_suppresses(const double *c, double area_c, const kept_boxes *k, 
 #endif
     for (int64_t j = 0; j < k->n; j++) {
         double b[4] = {k->x0[j], k->y0[j], k->x1[j], k->y1[j]};
-        if (suppresses(c, area_c, b, k->area[j], t)) return true;
+        if (mrt_nms_suppresses(c, area_c, b, k->area[j], t)) return true;
     }
     return false;
 }
@@ -297,32 +210,10 @@ typedef struct roi_tap {
     double wt[4];
 } roi_tap;
 
-static void roi_sample(double y, double x, int64_t h, int64_t w, roi_tap *t)
-{
-    memset(t, 0, sizeof *t);
-    if (!(y >= -1.0 && y <= (double)h && x >= -1.0 && x <= (double)w)) return; /* also NaN */
-    y = y < 0 ? 0 : y;
-    x = x < 0 ? 0 : x;
-    int64_t yl = (int64_t)y, xl = (int64_t)x, yh, xh;
-    if (yl >= h - 1) yh = yl = h - 1, y = (double)yl;
-    else yh = yl + 1;
-    if (xl >= w - 1) xh = xl = w - 1, x = (double)xl;
-    else xh = xl + 1;
-    double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
-    t->pos[0] = yl * w + xl, t->pos[1] = yl * w + xh, t->pos[2] = yh * w + xl, t->pos[3] = yh * w + xh;
-    t->wt[0] = hy * hx, t->wt[1] = hy * lx, t->wt[2] = ly * hx, t->wt[3] = ly * lx;
-}
-
-/* A roi's geometry: its corners (scaled, shifted), bin sizes and sampling grid per bin. */
-typedef struct roi_geom {
-    int64_t batch, gh, gw;
-    double x0, y0, bh, bw;
-} roi_geom;
-
 typedef struct roi_job {
     const mrt_tensor *x;
     mrt_tensor *y;
-    const roi_geom *geo;
+    const mrt_roi_geom *geo;
     int64_t c, h, w, ph_n, pw_n, c_chunk, n_chunks;
     bool max_mode;
     roi_tap *taps; /* per thread: room for the largest grid */
@@ -374,16 +265,17 @@ static void roi_range(void *arg, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t r = t / j->n_chunks, ch0 = t % j->n_chunks * j->c_chunk;
         int64_t ch1 = ch0 + j->c_chunk < j->c ? ch0 + j->c_chunk : j->c;
-        const roi_geom *g = &j->geo[r];
+        const mrt_roi_geom *g = &j->geo[r];
         int64_t nt = g->gh * g->gw;
         double count = nt > 1 ? (double)nt : 1.0;
         for (int64_t ph = 0; ph < j->ph_n; ph++)
             for (int64_t pw = 0; pw < j->pw_n; pw++) {
                 for (int64_t iy = 0; iy < g->gh; iy++)
                     for (int64_t ix = 0; ix < g->gw; ix++) {
-                        double sy = g->y0 + (double)ph * g->bh + ((double)iy + 0.5) * g->bh / (double)g->gh;
-                        double sx = g->x0 + (double)pw * g->bw + ((double)ix + 0.5) * g->bw / (double)g->gw;
-                        roi_sample(sy, sx, j->h, j->w, &taps[iy * g->gw + ix]);
+                        double sy = mrt_roi_sample_pos(g->y0, ph, g->bh, iy, g->gh);
+                        double sx = mrt_roi_sample_pos(g->x0, pw, g->bw, ix, g->gw);
+                        roi_tap *tp = &taps[iy * g->gw + ix];
+                        mrt_roi_sample(sy, sx, j->h, j->w, tp->pos, tp->wt);
                     }
                 int64_t ch = ch0;
 #ifdef MRT_HAVE_AVX512_INTRINSICS
@@ -426,37 +318,19 @@ static mrt_status mrt_cpu_roi_align(mrt_op_ctx *ctx)
     bool max_mode = strcmp(mrt_attr_string(ctx, "mode", "avg"), "max") == 0;
     /* opset 10 had no attribute: its behaviour is output_half_pixel */
     bool half = ctx->opset >= 16 && strcmp(mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel"), "half_pixel") == 0;
-    double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f), off = half ? 0.5 : 0.0;
+    double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f);
     int64_t ratio = mrt_attr_int(ctx, "sampling_ratio", 0);
     if (h == 0 || w == 0 || R == 0 || c == 0) return MRT_STATUS_OK; /* nothing to sample: the (zeroed) output stands */
-    roi_geom *geo = malloc((size_t)R * sizeof *geo);
+    mrt_roi_geom *geo = malloc((size_t)R * sizeof *geo);
     if (!geo) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (%lld rois)", (long long)R);
-    /* every roi checked before any is computed: its batch index, and a sampling grid of a sane size */
-    int64_t max_taps = 1;
-    for (int64_t r = 0; r < R; r++) {
-        int64_t b = mrt_load_i64(bi->dtype, bi->data, r);
-        if (b < 0 || b >= n) {
-            free(geo);
-            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
-                               (long long)b, (long long)n);
-        }
-        double v[4];
-        for (int i = 0; i < 4; i++) v[i] = mrt_load_f64(rois->dtype, rois->data, r * 4 + i) * scale - off;
-        double rw = v[2] - v[0], rh = v[3] - v[1];
-        if (!half) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0);
-        double bh = rh / (double)y->shape[2], bw = rw / (double)y->shape[3];
-        double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)y->shape[2]),
-               gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)y->shape[3]);
-        /* a non-positive count (a reversed half_pixel roi) samples nothing; NaN or a huge grid is refused */
-        if (gh_d <= 0 || gw_d <= 0) gh_d = gw_d = 0;
-        else if (!(gh_d * gw_d <= (double)(1 << 16))) {
-            free(geo);
-            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "roi %lld needs a %g x %g sampling grid per bin (too large)",
-                               (long long)r, gh_d, gw_d);
-        }
-        geo[r] = (roi_geom){b, (int64_t)gh_d, (int64_t)gw_d, v[0], v[1], bh, bw};
-        if (geo[r].gh * geo[r].gw > max_taps) max_taps = geo[r].gh * geo[r].gw;
+    mrt_status st = mrt_roi_geoms_get(ctx, rois, bi, n, y->shape[2], y->shape[3], half, scale, ratio, geo);
+    if (st) {
+        free(geo);
+        return st;
     }
+    int64_t max_taps = 1;
+    for (int64_t r = 0; r < R; r++)
+        if (geo[r].gh * geo[r].gw > max_taps) max_taps = geo[r].gh * geo[r].gw;
     int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
     roi_job j = {.x = x, .y = y, .geo = geo, .c = c, .h = h, .w = w, .ph_n = y->shape[2], .pw_n = y->shape[3],
                  .max_mode = max_mode, .taps_per_thread = max_taps, .threads = threads};
@@ -498,13 +372,6 @@ static mrt_status mrt_cpu_roi_align(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ AffineGrid, Col2Im */
 
-/* Base coordinate i of n along one axis, in [-1, 1]. */
-static double grid_coord(int64_t i, int64_t n, bool align)
-{
-    if (align) return n > 1 ? -1.0 + 2.0 * (double)i / (double)(n - 1) : -1.0;
-    return -1.0 + (2.0 * (double)i + 1.0) / (double)n;
-}
-
 static mrt_status mrt_cpu_affine_grid(mrt_op_ctx *ctx)
 {
     const mrt_tensor *theta = mrt_input(ctx, 0);
@@ -519,7 +386,7 @@ static mrt_status mrt_cpu_affine_grid(mrt_op_ctx *ctx)
             double hp[4];
             for (int64_t rem = p, i = r - 1; i >= 0; i--) {
                 int64_t len = y->shape[1 + i];
-                hp[r - 1 - i] = grid_coord(rem % len, len, align);
+                hp[r - 1 - i] = mrt_affine_grid_coord(rem % len, len, align);
                 rem /= len;
             }
             hp[r] = 1;

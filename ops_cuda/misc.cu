@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "engine/opdef/einsum.h"
+#include "engine/opdef/misc.h"
 #include "ops_cpu/random.h"
 #include "ops_cuda/cuda_kernels.h"
 #include "ops_cuda/gemm.cuh"
@@ -48,15 +49,7 @@ static bool nest_init(const mrt_op_ctx *ctx, const mrt_einsum *e, nest *n)
     n->n_sum = j - n->n_out;
     for (int l = 0; l < e->n_labels; l++)
         if (e->size[l] >= 0) n->size[at[l]] = e->size[l];
-    for (int k = 0; k < e->n_inputs; k++) {
-        const mrt_tensor *x = mrt_input(ctx, k);
-        int64_t st[MRT_MAX_RANK];
-        mrt_shape_strides(x->rank, x->shape, st);
-        for (int a = 0; a < x->rank; a++) {
-            int l = e->in_label[k][a];
-            if (x->shape[a] == e->size[l]) n->strides[k][at[l]] += st[a];
-        }
-    }
+    for (int k = 0; k < e->n_inputs; k++) mrt_einsum_add_strides(e, k, mrt_input(ctx, k), at, n->strides[k]);
     return true;
 }
 
@@ -239,31 +232,7 @@ __global__ void det_kernel(const void *x, void *y, double *ws, int dt, int64_t m
         int64_t mm = m * m;
         double *a = ws + b * mm;
         for (int64_t i = 0; i < mm; i++) a[i] = ld_any(dt, x, b * mm + i);
-        double det = 1.0;
-        for (int64_t c = 0; c < m; c++) {
-            int64_t p = c;
-            for (int64_t r = c + 1; r < m; r++)
-                if (fabs(a[r * m + c]) > fabs(a[p * m + c])) p = r;
-            if (a[p * m + c] == 0.0) {
-                det = 0.0;
-                break;
-            }
-            if (p != c) {
-                for (int64_t j = 0; j < m; j++) {
-                    double t = a[c * m + j];
-                    a[c * m + j] = a[p * m + j];
-                    a[p * m + j] = t;
-                }
-                det = -det;
-            }
-            double piv = a[c * m + c];
-            det *= piv;
-            for (int64_t r = c + 1; r < m; r++) {
-                double f = a[r * m + c] / piv;
-                for (int64_t j = c + 1; j < m; j++) a[r * m + j] -= f * a[c * m + j];
-            }
-        }
-        st_any(dt, y, b, det);
+        st_any(dt, y, b, mrt_det_eliminate(a, m));
     }
 }
 
@@ -305,16 +274,6 @@ bool cu_float_supports(const mrt_op_ctx *ctx, char *why, size_t len)
 
 // ---- random ops: drawn on the host (the generator is sequential), then copied up
 
-static void seed_stream(const mrt_op_ctx *ctx, mrt_mt19937 *s)
-{
-    const mrt_attr *a = mrt_node_attr(ctx->node, "seed");
-    int64_t seed = 0; // absent: a fixed seed, so runs stay reproducible
-    // fmod first: a float seed past int64's range must not overflow the cast (only its value mod 2^32 matters)
-    if (a && a->type == MRT_ATTR_FLOAT && std::isfinite(a->f)) seed = mrt_f64_to_i64_sat(fmod(trunc(a->f), 4294967296.0));
-    else if (a && a->type == MRT_ATTR_INT) seed = a->i;
-    mrt_mt_seed(s, (uint32_t)seed);
-}
-
 // A host buffer of y's size, then the upload (synchronised, so the buffer can go).
 static mrt_status upload(mrt_op_ctx *ctx, mrt_tensor *y, void *h)
 {
@@ -339,20 +298,7 @@ static mrt_status fill_random(mrt_op_ctx *ctx, bool normal)
         free(s);
         return MRT_STATUS_OUT_OF_MEMORY;
     }
-    seed_stream(ctx, s);
-    double scale, shift;
-    if (normal) {
-        scale = mrt_round_to(dt, mrt_attr_float(ctx, "scale", 1.0f));
-        shift = mrt_round_to(dt, mrt_attr_float(ctx, "mean", 0.0f));
-    } else {
-        double low = mrt_attr_float(ctx, "low", 0.0f), high = mrt_attr_float(ctx, "high", 1.0f);
-        scale = mrt_round_to(dt, high - low);
-        shift = mrt_round_to(dt, low);
-    }
-    for (int64_t i = 0; i < n; i++) {
-        double v = mrt_round_to(dt, normal ? mrt_mt_gauss(s) : mrt_mt_double(s));
-        mrt_store_f64(dt, h, i, mrt_round_to(dt, v * scale) + shift);
-    }
+    mrt_random_fill(ctx, s, normal, dt, h, n);
     free(s);
     return upload(ctx, y, h);
 }
@@ -382,16 +328,8 @@ mrt_status cu_bernoulli(mrt_op_ctx *ctx)
     mrt_status st = !hx || !h || !s ? MRT_STATUS_OUT_OF_MEMORY : MRT_STATUS_OK;
     if (st == MRT_STATUS_OK && e != cudaSuccess)
         st = mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "reading the probabilities: %s", cudaGetErrorString(e));
-    for (int64_t i = 0; st == MRT_STATUS_OK && i < n; i++) {
-        double p = mrt_load_f64(x->dtype, hx, i);
-        if (!(p >= 0.0 && p <= 1.0))
-            st = mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "probability %g at index %lld of 'input' is outside [0, 1]", p,
-                             (long long)i);
-    }
-    if (st == MRT_STATUS_OK) {
-        seed_stream(ctx, s);
-        for (int64_t i = 0; i < n; i++) mrt_store_i64(y->dtype, h, i, mrt_mt_bernoulli(s, mrt_load_f64(x->dtype, hx, i)));
-    }
+    if (st == MRT_STATUS_OK) st = mrt_random_check_probs(ctx, x->dtype, hx, n);
+    if (st == MRT_STATUS_OK) mrt_random_bernoulli(ctx, s, x->dtype, hx, y->dtype, h, n);
     free(hx);
     free(s);
     if (st != MRT_STATUS_OK) {

@@ -15,37 +15,6 @@
 
 namespace {
 
-// numpy's result type of an arithmetic op between two float types (int32 with a float: float64).
-mrt_dtype promote(mrt_dtype a, mrt_dtype b)
-{
-    if (a == MRT_DTYPE_DOUBLE || b == MRT_DTYPE_DOUBLE) return MRT_DTYPE_DOUBLE;
-    if (a == MRT_DTYPE_INT32 || b == MRT_DTYPE_INT32) return MRT_DTYPE_DOUBLE;
-    if (a == b) return a;
-    return MRT_DTYPE_FLOAT;
-}
-
-__host__ __device__ __forceinline__ bool int_range(int dt, double *lo, double *hi)
-{
-    switch (dt) {
-    case MRT_DTYPE_UINT8: *lo = 0, *hi = 255; return true;
-    case MRT_DTYPE_INT8: *lo = -128, *hi = 127; return true;
-    case MRT_DTYPE_UINT16: *lo = 0, *hi = 65535; return true;
-    case MRT_DTYPE_INT16: *lo = -32768, *hi = 32767; return true;
-    case MRT_DTYPE_UINT4: *lo = 0, *hi = 15; return true;
-    case MRT_DTYPE_INT4: *lo = -8, *hi = 7; return true;
-    case MRT_DTYPE_UINT2: *lo = 0, *hi = 3; return true;
-    case MRT_DTYPE_INT2: *lo = -2, *hi = 1; return true;
-    case MRT_DTYPE_INT32: *lo = -2147483648.0, *hi = 2147483647.0; return true;
-    default: return false;
-    }
-}
-
-__host__ __device__ __forceinline__ bool is_minifloat(int dt)
-{
-    return dt == MRT_DTYPE_FLOAT8E4M3FN || dt == MRT_DTYPE_FLOAT8E4M3FNUZ || dt == MRT_DTYPE_FLOAT8E5M2 ||
-           dt == MRT_DTYPE_FLOAT8E5M2FNUZ || dt == MRT_DTYPE_FLOAT4E2M1;
-}
-
 // Each thread takes the elements of one output byte (several for the packed 4- and 2-bit types, else one).
 #define Q_FOR_UNITS(e, n, per)                                                                                    \
     MRT_CU_FOR(u_, ((n) + (per)-1) / (per))                                                                       \
@@ -63,16 +32,13 @@ struct qdq_params {
 __device__ __forceinline__ int64_t param_index(const mrt_quant_layout &q, int64_t e)
 {
     int64_t i = e % q.inner, a = (e / q.inner) % q.len, o = e / (q.inner * q.len);
-    if (q.per_tensor) return 0;
-    if (!q.block) return a;
-    int64_t nb = (q.len + q.block - 1) / q.block;
-    return (o * nb + a / q.block) * q.inner + i;
+    return mrt_quant_param_index(&q, o, a, i);
 }
 
 __global__ void quantize_kernel(const void *x, const void *s, const void *z, void *y, int64_t n, qdq_params p)
 {
     double lo = 0, hi = 0;
-    bool integer = int_range(p.ydt, &lo, &hi);
+    bool integer = mrt_quant_int_range((mrt_dtype)p.ydt, &lo, &hi);
     bool f8 = !integer && p.ydt != MRT_DTYPE_FLOAT4E2M1;
     Q_FOR_UNITS(e, n, p.per)
     {
@@ -80,15 +46,9 @@ __global__ void quantize_kernel(const void *x, const void *s, const void *z, voi
         double v = q_round_to(p.div_dt, q_round_to(p.div_dt, q_ld(p.xdt, x, e)) / q_round_to(p.div_dt, q_ld(p.sdt, s, pi)));
         double zp = p.has_z ? q_ld(p.zdt, z, pi) : 0;
         if (integer) {
-            double r = nearbyint(v) + zp; // round half to even
-            r = r != r ? 0 : r < lo ? lo : r > hi ? hi : r;
-            q_sti(p.ydt, y, e, (int64_t)r);
+            q_sti(p.ydt, y, e, (int64_t)mrt_quantize_int(v, zp, lo, hi));
         } else if (f8) {
-            double m = p.ydt == MRT_DTYPE_FLOAT8E4M3FN ? 448 : p.ydt == MRT_DTYPE_FLOAT8E4M3FNUZ ? 240 : 57344;
-            if (p.saturate && fabs(v) > m) v = v < 0 ? -m : m;
-            else if (!p.saturate && fabs(v) > m && v == v)
-                v = p.ydt == MRT_DTYPE_FLOAT8E5M2 ? (v < 0 ? -INFINITY : INFINITY) : NAN;
-            q_st(p.ydt, y, e, v);
+            q_st(p.ydt, y, e, mrt_quantize_float8(v, (mrt_dtype)p.ydt, p.saturate));
         } else { // float4e2m1: the zero point is added, then the saturating conversion
             q_st(p.ydt, y, e, v + zp);
         }
@@ -119,9 +79,9 @@ mrt_status cu_qdq(mrt_op_ctx *ctx)
     p.has_z = z != NULL;
     p.saturate = mrt_attr_int(ctx, "saturate", 1) != 0;
     int64_t precision = ctx->opset >= 23 ? mrt_attr_int(ctx, "precision", 0) : 0;
-    p.div_dt = precision ? (int)precision : promote(x->dtype, s->dtype);
-    p.use_zp = z && !is_minifloat(x->dtype); // float8/float4 zero points must be 0 and are ignored
-    p.mul_dt = promote(MRT_DTYPE_FLOAT, s->dtype);
+    p.div_dt = precision ? (int)precision : mrt_quant_promote(x->dtype, s->dtype);
+    p.use_zp = z && !mrt_quant_is_minifloat(x->dtype); // float8/float4 zero points must be 0 and are ignored
+    p.mul_dt = mrt_quant_promote(MRT_DTYPE_FLOAT, s->dtype);
     p.per = quant ? elems_per_byte(y->dtype) : 1;
     const void *zd = z ? z->data : NULL;
     if (quant)
@@ -161,10 +121,7 @@ __global__ void dyn_range_kernel(const float *x, int64_t n, float *scale_zp)
     }
     if (t == 0) {
         mx = smx[0], mn = smn[0];
-        float scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;
-        float zp0 = 0.0f - mn / scale;
-        scale_zp[0] = scale;
-        scale_zp[1] = nearbyintf(zp0 < 0 ? 0 : zp0 > 255 ? 255 : zp0);
+        mrt_dyn_quant_params(mx, mn, &scale_zp[0], &scale_zp[1]);
     }
 }
 
@@ -173,8 +130,7 @@ __global__ void dyn_quant_kernel(const float *x, int64_t n, const float *scale_z
     float scale = scale_zp[0], zp = scale_zp[1];
     MRT_CU_FOR(i, n)
     {
-        float r = nearbyintf(x[i] / scale) + zp;
-        y[i] = (uint8_t)(r != r ? 0 : r < 0 ? 0 : r > 255 ? 255 : r);
+        y[i] = mrt_dyn_quantize(x[i], scale, zp);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (ys) *ys = scale;
@@ -200,16 +156,6 @@ mrt_status cu_dynamic_quantize(mrt_op_ctx *ctx)
 
 // ---------------------------------------------------------------- QLinearMatMul / QLinearConv
 
-// acc * multiplier + zero point, half to even, saturated to the output type (acc exact: an int64 sum).
-__device__ __forceinline__ int64_t requantize(double acc, double mult, double zp, int dt)
-{
-    double lo = 0, hi = 0;
-    int_range(dt, &lo, &hi);
-    volatile double prod = acc * mult; // kept apart from the add: nvcc would fuse them into an fma, unlike the CPU
-    double r = nearbyint(prod + zp);
-    return (int64_t)(r != r ? 0 : r < lo ? lo : r > hi ? hi : r);
-}
-
 struct qmm_params {
     mrt_matmul_dims d;
     int adt, asdt, azdt, bdt, bsdt, bzdt, ysdt, yzdt, ydt, st;
@@ -227,23 +173,15 @@ __global__ void qlinear_matmul_kernel(qmm_ptrs t, qmm_params p, int64_t total)
     MRT_CU_FOR(e, total)
     {
         int64_t j = e % d.n, i = (e / d.n) % d.m, bi = e / (d.n * d.m);
-        // batch index -> A's and B's batch offsets (size-1 dims broadcast)
-        int64_t ia = 0, ib = 0, rem = bi, sa = 1, sb = 1;
-        for (int q = d.batch_rank - 1; q >= 0; q--) {
-            int64_t c = rem % d.batch[q];
-            rem /= d.batch[q];
-            ia += (d.a_batch[q] == 1 ? 0 : c) * sa;
-            ib += (d.b_batch[q] == 1 ? 0 : c) * sb;
-            sa *= d.a_batch[q];
-            sb *= d.b_batch[q];
-        }
+        int64_t ia, ib;
+        mrt_qlinear_batch_offsets(&d, bi, &ia, &ib);
         int64_t azp = q_ldi(p.azdt, t.az, p.az_v ? i : 0), bzp = q_ldi(p.bzdt, t.bz, p.bz_v ? j : 0);
         double ysv = q_ld(p.ysdt, t.ys, 0), yzp = (double)q_ldi(p.yzdt, t.yz, 0);
         double mult = q_round_to(p.st, q_round_to(p.st, q_ld(p.asdt, t.as, p.as_v ? i : 0) * q_ld(p.bsdt, t.bs, p.bs_v ? j : 0)) / ysv);
         int64_t acc = 0;
         for (int64_t k = 0; k < d.k; k++)
             acc += (q_ldi(p.adt, t.a, (ia * d.m + i) * d.k + k) - azp) * (q_ldi(p.bdt, t.b, (ib * d.k + k) * d.n + j) - bzp);
-        q_sti(p.ydt, t.y, e, requantize((double)acc, mult, yzp, p.ydt));
+        q_sti(p.ydt, t.y, e, mrt_quant_requantize((double)acc, mult, yzp, (mrt_dtype)p.ydt));
     }
 }
 
@@ -261,7 +199,7 @@ mrt_status cu_qlinear_matmul(mrt_op_ctx *ctx)
     t.bz = in[5]->data, t.ys = in[6]->data, t.yz = in[7]->data, t.y = y->data;
     p.adt = in[0]->dtype, p.asdt = in[1]->dtype, p.azdt = in[2]->dtype, p.bdt = in[3]->dtype, p.bsdt = in[4]->dtype;
     p.bzdt = in[5]->dtype, p.ysdt = in[6]->dtype, p.yzdt = in[7]->dtype, p.ydt = y->dtype;
-    p.st = promote(promote(in[1]->dtype, in[4]->dtype), in[6]->dtype);
+    p.st = mrt_quant_promote(mrt_quant_promote(in[1]->dtype, in[4]->dtype), in[6]->dtype);
     p.as_v = mrt_tensor_numel(in[1]) > 1, p.az_v = mrt_tensor_numel(in[2]) > 1;
     p.bs_v = mrt_tensor_numel(in[4]) > 1, p.bz_v = mrt_tensor_numel(in[5]) > 1;
     MRT_LAUNCH(qlinear_matmul_kernel, mrt_cu_blocks(total), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), t, p, total);
@@ -301,23 +239,13 @@ __global__ void qlinear_conv_kernel(qconv_ptrs t, qconv_params p, int64_t total)
         int64_t acc = t.bias ? q_ldi(p.bdt, t.bias, oc) : 0;
         for (int64_t ci = 0; ci < p.cg; ci++)
             for (int64_t k = 0; k < p.k_sp; k++) {
-                int64_t trem = k, xoff = 0, tap[MRT_MAX_RANK];
-                bool inside = true;
-                for (int i = win.nsp - 1; i >= 0; i--) {
-                    tap[i] = trem % win.kernel[i];
-                    trem /= win.kernel[i];
-                }
-                for (int i = 0; i < win.nsp && inside; i++) {
-                    int64_t at = pos[i] * win.stride[i] - win.pad_begin[i] + tap[i] * win.dilation[i];
-                    inside = at >= 0 && at < win.in[i];
-                    xoff = xoff * win.in[i] + at;
-                }
-                if (!inside) continue; // padding is the zero point: 0 after the subtraction
+                int64_t xoff;
+                if (!mrt_qconv_tap(&win, pos, k, &xoff)) continue;
                 int64_t xv = q_ldi(p.xdt, t.x, (b * p.c + g * p.cg + ci) * p.in_sp + xoff) - xzp;
                 int64_t wv = q_ldi(p.wdt, t.w, (oc * p.cg + ci) * p.k_sp + k) - wzp;
                 acc += xv * wv;
             }
-        q_sti(p.ydt, t.y, e, requantize((double)acc, mult, yzp, p.ydt));
+        q_sti(p.ydt, t.y, e, mrt_quant_requantize((double)acc, mult, yzp, (mrt_dtype)p.ydt));
     }
 }
 
@@ -346,7 +274,7 @@ mrt_status cu_qlinear_conv(mrt_op_ctx *ctx)
     p.ydt = y->dtype;
     p.ws_v = mrt_tensor_numel(in[4]) != 1;
     p.wz_v = in[5] && mrt_tensor_numel(in[5]) != 1;
-    p.st = promote(promote(in[1]->dtype, in[4]->dtype), in[6]->dtype);
+    p.st = mrt_quant_promote(mrt_quant_promote(in[1]->dtype, in[4]->dtype), in[6]->dtype);
     MRT_LAUNCH(qlinear_conv_kernel, mrt_cu_blocks(total), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), t, p, total);
     MRT_CU_CHECK_LAUNCH(ctx, "qlinear conv kernel");
     return MRT_STATUS_OK;

@@ -15,36 +15,6 @@
 
 namespace {
 
-const double PI = 3.14159265358979323846;
-
-// ------------------------------------------------------------------ transform core (host and device)
-
-__host__ __device__ void fft_pow2(int64_t m, const double *cs, const double *sn, int sign, double *re, double *im)
-{
-    for (int64_t i = 1, j = 0; i < m; i++) {
-        int64_t bit = m >> 1;
-        for (; j & bit; bit >>= 1) j ^= bit;
-        j ^= bit;
-        if (i < j) {
-            double t = re[i]; re[i] = re[j]; re[j] = t;
-            t = im[i]; im[i] = im[j]; im[j] = t;
-        }
-    }
-    for (int64_t len = 2; len <= m; len <<= 1) {
-        int64_t half = len >> 1, stride = m / len;
-        for (int64_t i = 0; i < m; i += len)
-            for (int64_t j = 0; j < half; j++) {
-                double wr = cs[j * stride], wi = sign * sn[j * stride];
-                int64_t a = i + j, b = a + half;
-                double vr = re[b] * wr - im[b] * wi, vi = re[b] * wi + im[b] * wr;
-                re[b] = re[a] - vr;
-                im[b] = im[a] - vi;
-                re[a] += vr;
-                im[a] += vi;
-            }
-    }
-}
-
 // The shared, read-only part of a plan (device pointers once copied up).
 struct dft_tables {
     int64_t n, m, tw, work;
@@ -57,79 +27,15 @@ int64_t tables_count(int64_t tw, int64_t n, int64_t m, int kind) { return 2 * tw
 
 void tables_build(double *h, int64_t n, int64_t m, int64_t tw, int kind, int sign)
 {
-    double *cs = h, *sn = h + tw;
-    for (int64_t j = 0; j < tw; j++) {
-        double t = 2 * PI * (double)j / (double)tw;
-        cs[j] = cos(t);
-        sn[j] = sin(t);
-    }
-    if (kind != 2) return;
-    double *chr = sn + tw, *chi = chr + n, *bre = chi + n, *bim = bre + m;
-    for (int64_t j = 0; j < n; j++) {
-        double t = PI * (double)((j * j) % (2 * n)) / (double)n;
-        chr[j] = cos(t);
-        chi[j] = sign * sin(t);
-    }
-    memset(bre, 0, (size_t)m * sizeof(double));
-    memset(bim, 0, (size_t)m * sizeof(double));
-    for (int64_t j = 0; j < n; j++) {
-        bre[j] = chr[j];
-        bim[j] = -chi[j];
-        if (j) {
-            bre[m - j] = chr[j];
-            bim[m - j] = -chi[j];
-        }
-    }
-    fft_pow2(m, cs, sn, -1, bre, bim);
+    double *chr = kind == 2 ? h + 2 * tw : NULL; // then chi, bre, bim: the layout of tables_count
+    mrt_dft_tables_build(n, m, tw, kind, sign, h, h + tw, chr, chr ? chr + n : NULL, chr ? chr + 2 * n : NULL,
+                         chr ? chr + 2 * n + m : NULL);
 }
 
 // re/im <- sum_t x[t] exp(sign 2 pi i k t / n), unscaled; tre/tim: this thread's scratch of p.work doubles each.
 __device__ void transform(const dft_tables &p, double *re, double *im, double *tre, double *tim)
 {
-    const int64_t n = p.n;
-    const int sign = p.sign;
-    if (n <= 1) return;
-    if (p.kind == 0) {
-        fft_pow2(n, p.cs, p.sn, sign, re, im);
-        return;
-    }
-    if (p.kind == 1) {
-        for (int64_t k = 0; k < n; k++) {
-            double sr = 0, si = 0;
-            int64_t idx = 0;
-            for (int64_t t = 0; t < n; t++) {
-                double wr = p.cs[idx], wi = sign * p.sn[idx];
-                sr += re[t] * wr - im[t] * wi;
-                si += re[t] * wi + im[t] * wr;
-                idx += k;
-                if (idx >= n) idx -= n;
-            }
-            tre[k] = sr;
-            tim[k] = si;
-        }
-        for (int64_t k = 0; k < n; k++) re[k] = tre[k], im[k] = tim[k];
-        return;
-    }
-    const int64_t m = p.m;
-    double *wr = tre, *wi = tim;
-    for (int64_t j = 0; j < m; j++) wr[j] = 0, wi[j] = 0;
-    for (int64_t t = 0; t < n; t++) {
-        wr[t] = re[t] * p.chr[t] - im[t] * p.chi[t];
-        wi[t] = re[t] * p.chi[t] + im[t] * p.chr[t];
-    }
-    fft_pow2(m, p.cs, p.sn, -1, wr, wi);
-    for (int64_t j = 0; j < m; j++) {
-        double a = wr[j] * p.bre[j] - wi[j] * p.bim[j], b = wr[j] * p.bim[j] + wi[j] * p.bre[j];
-        wr[j] = a;
-        wi[j] = b;
-    }
-    fft_pow2(m, p.cs, p.sn, 1, wr, wi);
-    const double inv_m = 1.0 / (double)m;
-    for (int64_t k = 0; k < n; k++) {
-        double yr = wr[k] * inv_m, yi = wi[k] * inv_m;
-        re[k] = yr * p.chr[k] - yi * p.chi[k];
-        im[k] = yr * p.chi[k] + yi * p.chr[k];
-    }
+    mrt_dft_transform(p.n, p.m, p.kind, p.sign, p.cs, p.sn, p.chr, p.chi, p.bre, p.bim, re, im, tre, tim);
 }
 
 // The plan for length n (its kind and sizes, in *p) and the doubles of its workspace: the tables, then `vectors`
@@ -139,9 +45,8 @@ bool plan_layout(int64_t n, int sign, int64_t vectors, dft_tables *p, int64_t *d
     int64_t parts[MRT_DFT_PARTS];
     if (!mrt_dft_plan_parts(n, parts)) return false;
     memset(p, 0, sizeof *p);
-    bool pow2 = n > 0 && (n & (n - 1)) == 0;
     p->n = n, p->sign = sign;
-    p->kind = pow2 || n <= 1 ? 0 : n <= MRT_DFT_DIRECT_MAX ? 1 : 2;
+    p->kind = mrt_dft_plan_kind(n);
     p->m = p->kind == 2 ? parts[8] : n;
     p->tw = parts[0], p->work = parts[4];
     *doubles = tables_count(p->tw, n, p->m, p->kind) + vectors * (2 * n + 2 * p->work);
@@ -396,13 +301,11 @@ mrt_status cu_mel(mrt_op_ctx *ctx)
 
 // ------------------------------------------------------------------ windows
 
-// a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N), N = size (periodic) or size - 1; one sample is [1].
+// mrt_window_value's samples (engine/opdef/signal.h)
 __global__ void window_kernel(void *y, int ydt, int64_t n, double den, double a0, double a1, double a2)
 {
     MRT_CU_FOR(i, n) {
-        double t = 2 * PI * (double)i / den;
-        double v = n == 1 ? 1.0 : a0 - a1 * cos(t) + a2 * cos(2 * t);
-        mrt_cu_st(ydt, y, i, v);
+        mrt_cu_st(ydt, y, i, mrt_window_value(i, n, den, a0, a1, a2));
     }
 }
 

@@ -15,14 +15,9 @@ mrt_status cu_transpose(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
-    int r = x->rank, perm[MRT_MAX_RANK];
-    const int64_t *p;
-    int64_t np, s[MRT_MAX_RANK], xstr[MRT_MAX_RANK];
-    bool given = mrt_attr_ints(ctx, "perm", &p, &np);
-    for (int i = 0; i < r; i++) perm[i] = given ? (int)(p[i] < 0 ? p[i] + r : p[i]) : r - 1 - i;
-    mrt_shape_strides(r, x->shape, s);
-    for (int i = 0; i < r; i++) xstr[i] = s[perm[i]];
-    return mrt_cu_strided_copy(ctx, x, y->data, r, y->shape, 0, xstr);
+    int64_t xstr[MRT_MAX_RANK];
+    mrt_transpose_strides(ctx, x, xstr);
+    return mrt_cu_strided_copy(ctx, x, y->data, x->rank, y->shape, 0, xstr);
 }
 
 mrt_status cu_slice(mrt_op_ctx *ctx)
@@ -35,12 +30,7 @@ mrt_status cu_slice(mrt_op_ctx *ctx)
     bool need_data;
     MRT_TRY(mrt_slice_params_get(&h.ctx, &p, &need_data));
     if (need_data) return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "slice parameters have no data at run time");
-    int64_t s[MRT_MAX_RANK], xstr[MRT_MAX_RANK], base = 0;
-    mrt_shape_strides(x->rank, x->shape, s);
-    for (int d = 0; d < x->rank; d++) {
-        base += p.start[d] * s[d];
-        xstr[d] = p.step[d] * s[d];
-    }
+    int64_t xstr[MRT_MAX_RANK], base = mrt_slice_strides(&p, x, xstr);
     return mrt_cu_strided_copy(ctx, x, y->data, x->rank, p.out, base, xstr);
 }
 
@@ -49,12 +39,8 @@ mrt_status shuffle6(mrt_op_ctx *ctx, const int64_t *xshape6, const int *perm)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
     mrt_tensor *y = mrt_output(ctx, 0);
-    int64_t s[6], shape[6], xstr[6];
-    mrt_shape_strides(6, xshape6, s);
-    for (int i = 0; i < 6; i++) {
-        shape[i] = xshape6[perm[i]];
-        xstr[i] = s[perm[i]];
-    }
+    int64_t shape[6], xstr[6];
+    mrt_shuffle6_strides(xshape6, perm, shape, xstr);
     return mrt_cu_strided_copy(ctx, x, y->data, 6, shape, 0, xstr);
 }
 
@@ -219,30 +205,13 @@ struct pad_geom {
     int64_t out[MRT_MAX_RANK], begin[MRT_MAX_RANK], xdim[MRT_MAX_RANK], xstr[MRT_MAX_RANK];
 };
 
-// Input coordinate for output coordinate o along one axis, or -1 for the constant (ops_cpu/transform.c pad_map).
-__device__ __forceinline__ int64_t pad_map(int64_t o, int64_t begin, int64_t dim, int mode)
-{
-    int64_t i = o - begin;
-    if (i >= 0 && i < dim) return i;
-    switch (mode) {
-    case MRT_PAD_EDGE: return i < 0 ? 0 : dim - 1;
-    case MRT_PAD_WRAP: return ((i % dim) + dim) % dim;
-    case MRT_PAD_REFLECT: {
-        if (dim == 1) return 0;
-        int64_t period = 2 * (dim - 1), k = ((i % period) + period) % period;
-        return k < dim ? k : period - k;
-    }
-    default: return -1;
-    }
-}
-
 template <typename T> __global__ void pad_kernel(const T *x, T *y, int64_t n, pad_geom g, T cval)
 {
     MRT_CU_FOR(i, n) {
         int64_t q = i, off = 0;
         bool constant = false;
         for (int d = g.rank - 1; d >= 0; d--) {
-            int64_t c = pad_map(q % g.out[d], g.begin[d], g.xdim[d], g.mode);
+            int64_t c = mrt_pad_map(q % g.out[d], g.begin[d], g.xdim[d], (mrt_pad_mode)g.mode);
             q /= g.out[d];
             if (c < 0) constant = true;
             else off += c * g.xstr[d];
@@ -270,9 +239,7 @@ mrt_status cu_pad(mrt_op_ctx *ctx)
     if (cv && cv->data && mrt_tensor_numel(cv) >= 1) {
         memcpy(cval, cv->data, es);
     } else if (ctx->opset < 11) {
-        double v = mrt_attr_float(ctx, "value", 0.0f);
-        if (mrt_dtype_is_float(x->dtype)) mrt_store_f64(x->dtype, cval, 0, v);
-        else mrt_store_i64(x->dtype, cval, 0, mrt_f64_to_i64_sat(v));
+        mrt_pad_attr_value(ctx, x->dtype, cval);
     }
     pad_geom g;
     memset(&g, 0, sizeof g);

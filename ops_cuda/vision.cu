@@ -7,49 +7,14 @@
 // order and precision. Float and integer dtypes of 8 to 64 bits (vision_common.cuh).
 #include <cmath>
 
+#include "engine/opdef/vision.h"
 #include "ops_cuda/cuda_kernels.h"
 #include "ops_cuda/movement.cuh"
 #include "ops_cuda/vision_common.cuh"
 
 namespace {
 
-enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
-
 // ------------------------------------------------------------------ GridSample
-
-__device__ double reflect(double x, double lo, double hi)
-{
-    double range = hi - lo;
-    if (range <= 0) return lo;
-    if (x < lo) {
-        double dx = lo - x, n = floor(dx / range), r = dx - n * range;
-        return fmod(n, 2.0) == 0 ? lo + r : hi - r;
-    }
-    if (x > hi) {
-        double dx = x - hi, n = floor(dx / range), r = dx - n * range;
-        return fmod(n, 2.0) == 0 ? hi - r : lo + r;
-    }
-    return x;
-}
-
-__device__ void cubic_coeffs(double t, double *c)
-{
-    const double a = -0.75;
-    double x = fabs(t);
-    c[0] = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a;
-    c[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
-    c[2] = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1;
-    c[3] = ((a * (2 - x) - 5 * a) * (2 - x) + 8 * a) * (2 - x) - 4 * a;
-}
-
-__device__ int64_t tap_index(int64_t i, int64_t len, int pad, double lo, double hi)
-{
-    if (i >= 0 && i < len) return i;
-    if (pad == PAD_ZEROS) return -1;
-    if (pad == PAD_BORDER) return i < 0 ? 0 : len - 1;
-    int64_t j = (int64_t)reflect((double)i, lo, hi);
-    return j < 0 ? 0 : j >= len ? len - 1 : j;
-}
 
 struct grid_geom {
     int r, kind, pad, xdt, gdt, ydt;
@@ -66,48 +31,19 @@ __global__ void grid_sample_kernel(const void *x, const void *grid, void *y, int
         int64_t first[MRT_MAX_RANK];
         double w[MRT_MAX_RANK][4];
         for (int i = 0; i < g.r; i++) {
-            int64_t len = g.len[i];
             double gv = mrt_cu_ld(g.gdt, grid, (b * g.out_sp + o) * g.r + (g.r - 1 - i));
-            double v = g.align ? (gv + 1) / 2 * (double)(len - 1) : ((gv + 1) * (double)len - 1) / 2;
-            double lo = g.align ? 0 : -0.5, hi = g.align ? (double)(len - 1) : (double)len - 0.5;
-            if (g.kind == 1) v = rint(v);
-            if (v < lo || v > hi) {
-                if (g.pad == PAD_BORDER) v = v < 0 ? 0 : v > (double)(len - 1) ? (double)(len - 1) : v;
-                else if (g.pad == PAD_REFLECT) v = reflect(v, lo, hi);
-            }
-            if (v != v) v = 0;
-            if (v < -8) v = -8;
-            if (v > (double)len + 8) v = (double)len + 8;
-            if (g.kind == 1) {
-                first[i] = mrt_cu_f64_to_i64_sat(v);
-                w[i][0] = 1;
-            } else {
-                double f = floor(v), t = v - f;
-                first[i] = mrt_cu_f64_to_i64_sat(f) - (g.kind == 4 ? 1 : 0);
-                if (g.kind == 2) w[i][0] = 1 - t, w[i][1] = t;
-                else cubic_coeffs(t, w[i]);
-            }
+            double v = mrt_grid_coord(gv, g.len[i], g.align, g.kind, g.pad);
+            first[i] = mrt_cu_f64_to_i64_sat(mrt_grid_weights(v, g.kind, w[i])) - (g.kind == 4 ? 1 : 0);
         }
         int n_taps = 1;
         for (int i = 0; i < g.r; i++) n_taps *= g.kind;
         const int64_t plane = bc * g.in_sp;
         double acc = 0;
         for (int tap = 0; tap < n_taps; tap++) {
-            double wt = 1;
-            int64_t off = 0;
-            bool zero = false;
-            for (int i = 0, rem = tap; i < g.r; i++) {
-                int k = rem % g.kind;
-                rem /= g.kind;
-                int64_t len = g.len[i];
-                double lo = g.align ? 0 : -0.5, hi = g.align ? (double)(len - 1) : (double)len - 0.5;
-                int64_t pos = first[i] > INT64_MAX - 4 ? INT64_MAX : first[i] + k;
-                int64_t idx = tap_index(pos, len, g.pad, lo, hi);
-                if (idx < 0) zero = true;
-                off = off * len + (idx < 0 ? 0 : idx);
-                wt *= w[i][k];
-            }
-            if (!zero) acc += wt * mrt_cu_ld(g.xdt, x, plane + off);
+            double wt;
+            int64_t off;
+            if (!mrt_grid_tap(tap, g.r, g.kind, g.pad, g.align, g.len, first, w, &off, &wt))
+                acc += wt * mrt_cu_ld(g.xdt, x, plane + off);
         }
         mrt_cu_st(g.ydt, y, e, acc);
     }
@@ -122,7 +58,9 @@ mrt_status cu_grid_sample(mrt_op_ctx *ctx)
     grid_geom g;
     memset(&g, 0, sizeof g);
     g.align = mrt_attr_int(ctx, "align_corners", 0) != 0;
-    g.pad = !strcmp(pad_s, "border") ? PAD_BORDER : !strcmp(pad_s, "reflection") ? PAD_REFLECT : PAD_ZEROS;
+    g.pad = !strcmp(pad_s, "border")       ? MRT_GRID_PAD_BORDER
+            : !strcmp(pad_s, "reflection") ? MRT_GRID_PAD_REFLECT
+                                           : MRT_GRID_PAD_ZEROS;
     g.kind = !strcmp(mode, "nearest") ? 1 : (!strcmp(mode, "cubic") || !strcmp(mode, "bicubic")) ? 4 : 2;
     g.r = x->rank - 2;
     g.c = x->shape[1];
@@ -146,20 +84,13 @@ struct nms_geom {
     double iou_t, score_t;
 };
 
-__device__ __forceinline__ double max_num(double a, double b) { return a > b || b != b ? a : b; }
-__device__ __forceinline__ double min_num(double a, double b) { return a < b || b != b ? a : b; }
-
 // Corners (x_min, y_min, x_max, y_max) and area of every box.
 __global__ void nms_corners_kernel(const void *boxes, double *cor, double *area, int64_t n, nms_geom g)
 {
     MRT_CU_FOR(i, n) {
         double v[4], *c = cor + i * 4;
         for (int k = 0; k < 4; k++) v[k] = mrt_cu_ld(g.bdt, boxes, i * 4 + k);
-        if (g.center) {
-            c[0] = v[0] - v[2] / 2, c[2] = v[0] + v[2] / 2, c[1] = v[1] - v[3] / 2, c[3] = v[1] + v[3] / 2;
-        } else {
-            c[0] = fmin(v[1], v[3]), c[2] = fmax(v[1], v[3]), c[1] = fmin(v[0], v[2]), c[3] = fmax(v[0], v[2]);
-        }
+        mrt_nms_corners(v, g.center, c);
         area[i] = (c[2] - c[0]) * (c[3] - c[1]);
     }
 }
@@ -186,16 +117,6 @@ __global__ void nms_rank_kernel(const void *scores, int64_t *order, int64_t n, n
     }
 }
 
-__device__ bool suppresses(const double *a, double area_a, const double *b, double area_b, double t)
-{
-    double ix0 = max_num(a[0], b[0]), ix1 = min_num(a[2], b[2]), iy0 = max_num(a[1], b[1]), iy1 = min_num(a[3], b[3]);
-    if (ix1 <= ix0 || iy1 <= iy0) return false;
-    double inter = (ix1 - ix0) * (iy1 - iy0);
-    double uni = area_a + area_b - inter;
-    if (inter <= 0 || area_a <= 0 || area_b <= 0 || uni <= 0) return false;
-    return inter / uni > t;
-}
-
 // One thread per (batch, class): the greedy pass over its ranked candidates, keeping up to max_out boxes in
 // kept[bc * max_out ...] and their count in n_kept[bc].
 __global__ void nms_greedy_kernel(const void *scores, const double *cor, const double *area, const int64_t *order,
@@ -210,7 +131,7 @@ __global__ void nms_greedy_kernel(const void *scores, const double *cor, const d
             int64_t ik = order[bc * g.nbox + k];
             bool drop = false;
             for (int64_t j = 0; j < nk && !drop; j++)
-                drop = suppresses(bc_cor + ik * 4, bc_area[ik], bc_cor + k_out[j] * 4, bc_area[k_out[j]], g.iou_t);
+                drop = mrt_nms_suppresses(bc_cor + ik * 4, bc_area[ik], bc_cor + k_out[j] * 4, bc_area[k_out[j]], g.iou_t);
             if (!drop) k_out[nk++] = ik;
         }
         n_kept[bc] = nk;
@@ -282,49 +203,27 @@ mrt_status cu_nms(mrt_op_ctx *ctx)
 
 // ------------------------------------------------------------------ RoiAlign
 
-struct roi_geom {
-    int64_t batch, gh, gw;
-    double x0, y0, bh, bw;
-};
-
 struct roi_dims {
     int xdt, ydt;
     bool max_mode;
     int64_t c, h, w, ph_n, pw_n, n_out;
 };
 
-// One bilinear sample's four taps (all weight 0 outside [-1, size]), as the CPU's roi_sample.
-__device__ void roi_sample(double y, double x, int64_t h, int64_t w, int64_t *pos, double *wt)
-{
-    for (int q = 0; q < 4; q++) pos[q] = 0, wt[q] = 0;
-    if (!(y >= -1.0 && y <= (double)h && x >= -1.0 && x <= (double)w)) return;
-    y = y < 0 ? 0 : y;
-    x = x < 0 ? 0 : x;
-    int64_t yl = (int64_t)y, xl = (int64_t)x, yh, xh;
-    if (yl >= h - 1) yh = yl = h - 1, y = (double)yl;
-    else yh = yl + 1;
-    if (xl >= w - 1) xh = xl = w - 1, x = (double)xl;
-    else xh = xl + 1;
-    double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
-    pos[0] = yl * w + xl, pos[1] = yl * w + xh, pos[2] = yh * w + xl, pos[3] = yh * w + xh;
-    wt[0] = hy * hx, wt[1] = hy * lx, wt[2] = ly * hx, wt[3] = ly * lx;
-}
-
 // One thread per output element (roi, channel, bin row, bin column).
-__global__ void roi_align_kernel(const void *x, void *y, const roi_geom *geo, roi_dims d)
+__global__ void roi_align_kernel(const void *x, void *y, const mrt_roi_geom *geo, roi_dims d)
 {
     MRT_CU_FOR(e, d.n_out) {
         int64_t pw = e % d.pw_n, ph = e / d.pw_n % d.ph_n, ch = e / (d.pw_n * d.ph_n) % d.c, r = e / (d.pw_n * d.ph_n * d.c);
-        roi_geom g = geo[r];
+        mrt_roi_geom g = geo[r];
         int64_t nt = g.gh * g.gw, plane = (g.batch * d.c + ch) * d.h * d.w;
         double count = nt > 1 ? (double)nt : 1.0, out = 0;
         for (int64_t iy = 0, k = 0; iy < g.gh; iy++)
             for (int64_t ix = 0; ix < g.gw; ix++, k++) {
-                double sy = g.y0 + (double)ph * g.bh + ((double)iy + 0.5) * g.bh / (double)g.gh;
-                double sx = g.x0 + (double)pw * g.bw + ((double)ix + 0.5) * g.bw / (double)g.gw;
+                double sy = mrt_roi_sample_pos(g.y0, ph, g.bh, iy, g.gh);
+                double sx = mrt_roi_sample_pos(g.x0, pw, g.bw, ix, g.gw);
                 int64_t pos[4];
                 double wt[4], v[4];
-                roi_sample(sy, sx, d.h, d.w, pos, wt);
+                mrt_roi_sample(sy, sx, d.h, d.w, pos, wt);
                 for (int q = 0; q < 4; q++) v[q] = wt[q] * mrt_cu_ld(d.xdt, x, plane + pos[q]);
                 if (!d.max_mode) {
                     out += v[0] + v[1] + v[2] + v[3];
@@ -347,32 +246,15 @@ mrt_status cu_roi_align(mrt_op_ctx *ctx)
     const mrt_tensor *rois = mrt_input(&host.ctx, 1), *bi = mrt_input(&host.ctx, 2);
     int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], R = rois->shape[0];
     bool half = ctx->opset >= 16 && strcmp(mrt_attr_string(ctx, "coordinate_transformation_mode", "half_pixel"), "half_pixel") == 0;
-    double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f), off = half ? 0.5 : 0.0;
+    double scale = mrt_attr_float(ctx, "spatial_scale", 1.0f);
     int64_t ratio = mrt_attr_int(ctx, "sampling_ratio", 0);
     if (h == 0 || w == 0 || R == 0 || c == 0) return MRT_STATUS_OK;
-    roi_geom *geo = (roi_geom *)malloc((size_t)R * sizeof *geo);
+    mrt_roi_geom *geo = (mrt_roi_geom *)malloc((size_t)R * sizeof *geo);
     if (!geo) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory (%lld rois)", (long long)R);
-    for (int64_t r = 0; r < R; r++) {
-        int64_t b = mrt_load_i64(bi->dtype, bi->data, r);
-        if (b < 0 || b >= n) {
-            free(geo);
-            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
-                               (long long)b, (long long)n);
-        }
-        double v[4];
-        for (int i = 0; i < 4; i++) v[i] = mrt_load_f64(rois->dtype, rois->data, r * 4 + i) * scale - off;
-        double rw = v[2] - v[0], rh = v[3] - v[1];
-        if (!half) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0);
-        double bh = rh / (double)y->shape[2], bw = rw / (double)y->shape[3];
-        double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)y->shape[2]),
-               gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)y->shape[3]);
-        if (gh_d <= 0 || gw_d <= 0) gh_d = gw_d = 0;
-        else if (!(gh_d * gw_d <= (double)(1 << 16))) {
-            free(geo);
-            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "roi %lld needs a %g x %g sampling grid per bin (too large)",
-                               (long long)r, gh_d, gw_d);
-        }
-        geo[r] = roi_geom{b, (int64_t)gh_d, (int64_t)gw_d, v[0], v[1], bh, bw};
+    mrt_status st = mrt_roi_geoms_get(ctx, rois, bi, n, y->shape[2], y->shape[3], half, scale, ratio, geo);
+    if (st) {
+        free(geo);
+        return st;
     }
     roi_dims d = {(int)x->dtype, (int)y->dtype, strcmp(mrt_attr_string(ctx, "mode", "avg"), "max") == 0, c, h, w,
                   y->shape[2], y->shape[3], mrt_tensor_numel(y)};
@@ -388,7 +270,7 @@ mrt_status cu_roi_align(mrt_op_ctx *ctx)
     if (e != cudaSuccess) return mrt_op_fail(ctx, MRT_STATUS_DEVICE_ERROR, "copying the rois: %s", cudaGetErrorString(e));
     if (d.n_out == 0) return MRT_STATUS_OK;
     MRT_LAUNCH(roi_align_kernel, mrt_cu_blocks(d.n_out), MRT_CU_THREADS, 0, mrt_cu_stream(ctx), x->data, y->data,
-               (const roi_geom *)dgeo, d);
+               (const mrt_roi_geom *)dgeo, d);
     MRT_CU_CHECK_LAUNCH(ctx, "roi align kernel");
     return MRT_STATUS_OK;
 }
@@ -401,12 +283,6 @@ struct affine_dims {
     int64_t pts, n_out, len[3];
 };
 
-__device__ double grid_coord(int64_t i, int64_t n, bool align)
-{
-    if (align) return n > 1 ? -1.0 + 2.0 * (double)i / (double)(n - 1) : -1.0;
-    return -1.0 + (2.0 * (double)i + 1.0) / (double)n;
-}
-
 // One thread per (batch, point): theta times the homogeneous point (x, y[, z], 1), x along the last spatial dim.
 __global__ void affine_grid_kernel(const void *theta, void *y, affine_dims d)
 {
@@ -414,7 +290,7 @@ __global__ void affine_grid_kernel(const void *theta, void *y, affine_dims d)
         int64_t b = e / d.pts, p = e % d.pts;
         double hp[4];
         for (int64_t rem = p, i = d.r - 1; i >= 0; i--) {
-            hp[d.r - 1 - i] = grid_coord(rem % d.len[i], d.len[i], d.align);
+            hp[d.r - 1 - i] = mrt_affine_grid_coord(rem % d.len[i], d.len[i], d.align);
             rem /= d.len[i];
         }
         hp[d.r] = 1;

@@ -30,6 +30,18 @@ typedef struct mrt_einsum {
    Fails (INVALID_MODEL) naming the term, label or dimension at fault. */
 mrt_status mrt_einsum_parse(const mrt_op_ctx *ctx, mrt_einsum *e);
 
+/* Input k's (x's) element stride along each loop label, added into strides[at[label]] (the kernels' loop nests,
+   ops_cpu/misc.c and ops_cuda/misc.cu: a repeated label adds up, a diagonal; a broadcast dim adds nothing). */
+static inline void mrt_einsum_add_strides(const mrt_einsum *e, int k, const mrt_tensor *x, const int *at, int64_t *strides)
+{
+    int64_t st[MRT_MAX_RANK];
+    mrt_shape_strides(x->rank, x->shape, st);
+    for (int a = 0; a < x->rank; a++) {
+        int l = e->in_label[k][a];
+        if (x->shape[a] == e->size[l]) strides[at[l]] += st[a];
+    }
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,10 +2,37 @@
  * reflection padding; align_corners), NonMaxSuppression 10/11 (corner or center boxes) and RoiAlign 10/16/22
  * (avg/max, half_pixel or output_half_pixel, adaptive or fixed sampling), AffineGrid 20 (2-D and 3-D) and Col2Im 18
  * (N-D blocks, strides, dilations, pads). */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "engine/opdef/vision.h"
 #include "engine/registry.h"
+
+mrt_status mrt_roi_geoms_get(const mrt_op_ctx *ctx, const mrt_tensor *rois, const mrt_tensor *bi, int64_t n,
+                             int64_t ph_n, int64_t pw_n, bool half, double scale, int64_t ratio, mrt_roi_geom *geo)
+{
+    double off = half ? 0.5 : 0.0;
+    for (int64_t r = 0; r < rois->shape[0]; r++) {
+        int64_t b = mrt_load_i64(bi->dtype, bi->data, r);
+        if (b < 0 || b >= n)
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
+                               (long long)b, (long long)n);
+        double v[4];
+        for (int i = 0; i < 4; i++) v[i] = mrt_load_f64(rois->dtype, rois->data, r * 4 + i) * scale - off;
+        double rw = v[2] - v[0], rh = v[3] - v[1];
+        if (!half) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0);
+        double bh = rh / (double)ph_n, bw = rw / (double)pw_n;
+        double gh_d = ratio > 0 ? (double)ratio : ceil(rh / (double)ph_n), gw_d = ratio > 0 ? (double)ratio : ceil(rw / (double)pw_n);
+        /* a non-positive count (a reversed half_pixel roi) samples nothing; NaN or a huge grid is refused */
+        if (gh_d <= 0 || gw_d <= 0) gh_d = gw_d = 0;
+        else if (!(gh_d * gw_d <= (double)(1 << 16)))
+            return mrt_op_fail(ctx, MRT_STATUS_INVALID_ARG, "roi %lld needs a %g x %g sampling grid per bin (too large)",
+                               (long long)r, gh_d, gw_d);
+        geo[r] = (mrt_roi_geom){b, (int64_t)gh_d, (int64_t)gw_d, v[0], v[1], bh, bw};
+    }
+    return MRT_STATUS_OK;
+}
 
 static bool is_float(mrt_dtype dt)
 {
