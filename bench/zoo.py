@@ -6,6 +6,7 @@ examples:
     python3 bench/zoo.py --models llama gpt2 --rounds 1 --duration 0.5
     python3 bench/zoo.py --no-timing                   # agreement only
     python3 bench/zoo.py --models gru_h128_s16_b1 --baseline /tmp/minirt-before   # before/after, same rounds
+    MRT_CUDA_MODULE=build/libminirt_cuda_emu.so python3 bench/zoo.py --device cuda --timeout 600   # CUDA vs CPU
 
 The models are torchvision's (classification, segmentation, video, detection) and small Hugging Face encoders
 and decoders, random weights with fixed seeds, exported the standard way (eval mode, opset 17) by
@@ -22,13 +23,21 @@ then --rounds alternating rounds of `minirt bench` and ONNX Runtime (CPUExecutio
 ratio = ONNX Runtime's / minirt's (> 1: minirt faster). This is a coverage and outlier sweep with few rounds,
 not bench/compare.py's measurement; a ratio here is a lead to profile, not a result.
 
-Output: --out/<date>-<machine>-zoo.md. Exit status 1 when minirt fails a model or disagrees beyond 1e-3.
+--device cuda (no timing, no ONNX Runtime): per model, `minirt run --device cuda` (the module MRT_CUDA_MODULE
+names, e.g. the emulated build/libminirt_cuda_emu.so, or whatever --device cuda finds) against minirt's own CPU
+run of the same input, by the same measure (detection models as above), pass = 1e-4; reported with the nodes
+that ran on CUDA and on the CPU (the run's --stats) and the CUDA run's wall time. A run past --timeout seconds
+(default 600) is killed and reported as too slow. Output: --out/<date>-<machine>-zoo-cuda.md.
+
+Output: --out/<date>-<machine>-zoo.md, rewritten after each model (an interrupted sweep keeps what it measured).
+Exit status 1 when minirt fails a model or disagrees beyond 1e-3 (--device cuda: 1e-4).
 """
 import argparse
 import datetime
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -38,6 +47,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_PY = os.environ.get("MRT_TORCH_PYTHON", "/usr/bin/python3")
 TOLERANCE = 1e-3
+CUDA_TOLERANCE = 1e-4
 
 
 def export(names, cache):
@@ -75,11 +85,46 @@ def agreement(got, ref, family):
 
 
 
-def minirt_median(minirt, model, args, threads, duration):
+def minirt_outputs(minirt, model, args, outputs, timeout, extra=()):
+    """Run minirt once; (outputs, stderr, wall seconds), or (None, the reason, wall seconds)."""
+    with tempfile.TemporaryDirectory(prefix="zoo-") as od:
+        t0 = time.perf_counter()
+        try:  # --poison-outputs: an output element a kernel promises to write and skips shows as NaN or -1
+            r = subprocess.run([minirt, "run", model, *args, "--poison-outputs", "--output-dir", od, *extra],
+                               capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, f"too slow (>{timeout:g} s)", time.perf_counter() - t0
+        wall = time.perf_counter() - t0
+        if r.returncode != 0:
+            msg = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[-1]
+            return None, "FAILED: " + msg.replace("|", "/")[:150], wall
+        import numpy as np
+        return [np.load(os.path.join(od, o + ".npy")) for o in outputs], r.stderr, wall
+
+
+def cuda_row(a, n, meta, model, args):
+    """--device cuda: the row (model, family, agreement, nodes on CUDA / CPU, CUDA run s) and whether it failed."""
+    ref, msg, _ = minirt_outputs(a.minirt, model, args, meta["outputs"], a.timeout)
+    if ref is None:
+        return (n, meta["family"], "CPU run " + msg, "", ""), True
+    got, log, wall = minirt_outputs(a.minirt, model, args, meta["outputs"], a.timeout, ("--device", "cuda", "--stats"))
+    if got is None:
+        if log.startswith("too slow"):  # not a failure: unchecked, said so
+            emu = "emu" in os.environ.get("MRT_CUDA_MODULE", "")
+            return (n, meta["family"], f"too slow{' emulated' * emu} (>{a.timeout:g} s)", "", ""), False
+        return (n, meta["family"], log, "", f"{wall:.0f}"), True
+    nodes = re.search(r"^cuda: (\d+) nodes on the device, (\d+) on the CPU", log, re.M)
+    diff, note = agreement(got, ref, meta["family"])
+    flag = ("" if diff <= CUDA_TOLERANCE else " MISMATCH") + (f" ({note})" if note else "")
+    return (n, meta["family"], f"{diff:.1e}{flag}", "/".join(nodes.groups()) if nodes else "?", f"{wall:.0f}"), \
+        diff > CUDA_TOLERANCE
+
+
+def minirt_median(minirt, model, args, duration):
     fd, out = tempfile.mkstemp(suffix=".json", prefix="zoo-")
     os.close(fd)
     try:
-        r = subprocess.run([minirt, "bench", model, *args, "--threads", str(threads), "--iterations", "3",
+        r = subprocess.run([minirt, "bench", model, *args, "--iterations", "3",
                             "--duration", str(duration), "--json", out, "--quiet"], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "minirt bench failed")
@@ -89,21 +134,66 @@ def minirt_median(minirt, model, args, threads, duration):
         os.unlink(out)
 
 
+def report(a, rows):
+    """(Re)write the markdown report; its path is chosen at the first call."""
+    cuda = a.device == "cuda"
+    if not hasattr(a, "path"):
+        os.makedirs(a.out, exist_ok=True)
+        base = os.path.join(a.out, f"{datetime.date.today().isoformat()}-{platform.node() or 'machine'}-zoo" +
+                            ("-cuda" if cuda else ""))
+        a.path, k = base + ".md", 2
+        while os.path.exists(a.path):
+            a.path, k = f"{base}-{k}.md", k + 1
+    with open(a.path, "w") as f:
+        f.write(f"# minirt on the zoo{', CUDA against the CPU' if cuda else ''}: {datetime.date.today().isoformat()}\n\n")
+        f.write(f"- command: `python3 bench/zoo.py {' '.join(sys.argv[1:])}`\n")
+        if cuda:
+            f.write(f"- CUDA module: {os.environ.get('MRT_CUDA_MODULE') or 'the one --device cuda finds'}; "
+                    f"{a.threads} CPU threads; timeout {a.timeout:g} s per run\n")
+            f.write("- agreement: max |CUDA - CPU| / max |CPU| over every output, both minirt on the same input "
+                    "(detection: the sorted scores, and the boxes that have a match of the same label within 1e-3); "
+                    f"MISMATCH above {CUDA_TOLERANCE:g}\n")
+            f.write("- nodes: run on CUDA / on the CPU (`minirt run --stats`); s: the CUDA run's wall time\n\n")
+            f.write("| model | family | agreement | nodes CUDA/CPU | CUDA run s |\n|---|---|---|---|---|\n")
+        else:
+            import onnxruntime as ort
+            f.write(f"- onnxruntime {ort.__version__}, {a.threads} threads, {a.rounds} alternating rounds x {a.duration} s\n")
+            f.write("- agreement: max |minirt - ORT| / max |ORT| over every output (detection: the sorted scores, and the "
+                    "boxes that have a match of the same label within 1e-3; recurrent models: also each engine against "
+                    "PyTorch's output)\n")
+            f.write("- ratio: ORT median / minirt median (> 1: minirt is faster), in brackets the range of the rounds' "
+                    "ratios; few rounds on a noisy machine: leads, not results\n\n")
+            if a.baseline:
+                f.write(f"- baseline: `{a.baseline}`, timed first in every round; its ratio is ORT median / baseline "
+                        "median\n\n")
+                f.write("| model | family | agreement | minirt ms | ORT ms | ratio | baseline ms | baseline ratio |\n"
+                        "|---|---|---|---|---|---|---|---|\n")
+            else:
+                f.write("| model | family | agreement | minirt ms | ORT ms | ratio |\n|---|---|---|---|---|---|\n")
+        for row in rows:
+            f.write("| " + " | ".join(row) + " |\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", default=os.path.join(ROOT, "build", "zoo"), help="exported models (default build/zoo)")
     ap.add_argument("--minirt", default=os.path.join(ROOT, "build", "minirt"))
-    ap.add_argument("--baseline", metavar="MINIRT", help="another minirt build (a copy of the binary before a change), "
-                    "timed in the same alternating rounds: a before/after measurement beside ONNX Runtime")
     ap.add_argument("--models", nargs="+", help="a subset (default: every model export_zoo.py knows)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=1.0, help="seconds per engine per round")
     ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("--baseline", metavar="MINIRT", help="another minirt build (a copy of the binary before a change), "
+                    "timed in the same alternating rounds: a before/after measurement beside ONNX Runtime")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda: minirt on CUDA against minirt on the CPU, agreement only")
+    ap.add_argument("--timeout", type=float, default=600, help="--device cuda: seconds per run (default 600)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     a = ap.parse_args()
     import numpy as np
-    import onnxruntime as ort
+    cuda = a.device == "cuda"
+    if not cuda:
+        import onnxruntime as ort
 
     names = a.models or subprocess.run([TORCH_PY, os.path.join(ROOT, "models", "scripts", "export_zoo.py"), "--list"],
                                        capture_output=True, text=True, check=True).stdout.split()
@@ -112,33 +202,34 @@ def main():
     rows, bad = [], 0
     for n in names:
         if n in skipped:
-            rows.append((n, "-", "not exported (see the export's message)", "", "", "") + (("", "") if a.baseline else ()))
+            rows.append((n, "-", "not exported (see the export's message)", "", "", *([""] * (not cuda)))
+                        + (("", "") if a.baseline and not cuda else ()))
             continue
         with open(os.path.join(a.cache, n + ".json")) as f:
             meta = json.load(f)
         model = os.path.join(a.cache, n + ".onnx")
-        feeds = {i: np.load(os.path.join(a.cache, f"{n}__{i}.npy")) for i in meta["inputs"]}
         args = [x for i in meta["inputs"] for x in ("--input", f"{i}={os.path.join(a.cache, f'{n}__{i}.npy')}")]
+        args += ["--threads", str(a.threads)]
+        if cuda:
+            row, failed = cuda_row(a, n, meta, model, args)
+            rows.append(row)
+            bad += failed
+            print(f"{n:40s} {'  '.join(row[2:])}", flush=True)
+            report(a, rows)
+            continue
+        feeds = {i: np.load(os.path.join(a.cache, f"{n}__{i}.npy")) for i in meta["inputs"]}
         so = ort.SessionOptions()
         so.intra_op_num_threads, so.inter_op_num_threads, so.log_severity_level = a.threads, 1, 3
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
         ref = sess.run(meta["outputs"], feeds)
-        with tempfile.TemporaryDirectory(prefix="zoo-") as od:
-            t0 = time.perf_counter()
-            # --poison-outputs: an output element a kernel promises to write and skips shows as NaN or -1
-            r = subprocess.run([a.minirt, "run", model, *args, "--threads", str(a.threads), "--poison-outputs",
-                                "--output-dir", od],
-                               capture_output=True, text=True)
-            first_s = time.perf_counter() - t0
-            if r.returncode != 0:
-                bad += 1
-                msg = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[-1]
-                rows.append((n, meta["family"], "FAILED: " + msg.replace("|", "/")[:150], "", "", "") +
-                            (("", "") if a.baseline else ()))
-                print(f"{n}: minirt failed: {msg}", flush=True)
-                continue
-            got = [np.load(os.path.join(od, o + ".npy")) for o in meta["outputs"]]
+        got, msg, first_s = minirt_outputs(a.minirt, model, args, meta["outputs"], None)
+        if got is None:
+            bad += 1
+            rows.append((n, meta["family"], msg, "", "", "") + (("", "") if a.baseline else ()))
+            print(f"{n}: minirt {msg}", flush=True)
+            report(a, rows)
+            continue
         diff, note = agreement(got, ref, meta["family"])
         tref = os.path.join(a.cache, f"{n}__torch_output.npy")
         if os.path.exists(tref):  # the recurrent models: both engines against PyTorch's own output
@@ -152,9 +243,9 @@ def main():
         if not a.no_timing:
             for _ in range(a.rounds):
                 if a.baseline:
-                    bround = minirt_median(a.baseline, model, args, a.threads, a.duration)
+                    bround = minirt_median(a.baseline, model, args, a.duration)
                     bt += bround
-                mround = minirt_median(a.minirt, model, args, a.threads, a.duration)
+                mround = minirt_median(a.minirt, model, args, a.duration)
                 mt += mround
                 sess.run(None, feeds)
                 t0, runs, oround = time.perf_counter(), 0, []
@@ -171,36 +262,16 @@ def main():
         rng = lambda i: f" ({min(x[i] for x in spread):.2f}-{max(x[i] for x in spread):.2f})" if len(spread) > 1 else ""
         row = (n, meta["family"], f"{diff:.1e}{flag}", ms(m) if m else "", ms(o) if o else "",
                f"{o / m:.2f}{rng(0)}" if m else "")
+        b = statistics.median(bt) if bt else None
         if a.baseline:
-            b = statistics.median(bt) if bt else None
             row += (ms(b) if b else "", f"{o / b:.2f}{rng(1)}" if b else "")
         rows.append(row)
         print(f"{n:40s} agreement {diff:.1e}{flag}  first run {first_s:.1f} s" +
               (f"  minirt {ms(m)} ms  ORT {ms(o)} ms  ratio {o / m:.2f}" if m else "") +
-              (f"  baseline {ms(b)} ms  ratio {o / b:.2f}" if a.baseline and b else ""), flush=True)
-    os.makedirs(a.out, exist_ok=True)
-    base = os.path.join(a.out, f"{datetime.date.today().isoformat()}-{platform.node() or 'machine'}-zoo")
-    path, k = base + ".md", 2
-    while os.path.exists(path):
-        path, k = f"{base}-{k}.md", k + 1
-    with open(path, "w") as f:
-        f.write(f"# minirt on the zoo: {datetime.date.today().isoformat()}\n\n")
-        f.write(f"- command: `python3 bench/zoo.py {' '.join(sys.argv[1:])}`\n")
-        f.write(f"- onnxruntime {ort.__version__}, {a.threads} threads, {a.rounds} alternating rounds x {a.duration} s\n")
-        f.write("- agreement: max |minirt - ORT| / max |ORT| over every output (detection: the sorted scores, and the "
-                "boxes that have a match of the same label within 1e-3; recurrent models: also each engine against "
-                "PyTorch's output)\n")
-        f.write("- ratio: ORT median / minirt median (> 1: minirt is faster), in brackets the range of the rounds' ratios; few "
-                "rounds on a noisy machine: leads, not results\n\n")
-        if a.baseline:
-            f.write(f"- baseline: `{a.baseline}`, timed first in every round; its ratio is ORT median / baseline median\n\n")
-            f.write("| model | family | agreement | minirt ms | ORT ms | ratio | baseline ms | baseline ratio |\n"
-                    "|---|---|---|---|---|---|---|---|\n")
-        else:
-            f.write("| model | family | agreement | minirt ms | ORT ms | ratio |\n|---|---|---|---|---|---|\n")
-        for row in rows:
-            f.write("| " + " | ".join(row) + " |\n")
-    print(f"zoo.py: wrote {path}")
+              (f"  baseline {ms(b)} ms  ratio {o / b:.2f}" if b else ""), flush=True)
+        report(a, rows)
+    report(a, rows)
+    print(f"zoo.py: wrote {a.path}")
     return 1 if bad else 0
 
 
