@@ -1787,9 +1787,8 @@ Test(linear, maxpool_2d_order_nan_and_zeros)
     }
 }
 
-/* Kernels 2 and 3 wide at column strides 1 and 2 with output rows of more than 16 (ops_cpu/pool.c, mp_regs_plane:
-   the row pass in registers, the column taps made from its vectors): every output row width from 17 to 70 (one to
-   five vectors, the last one full or not), kernels 1-4 tall, pads below the kernel on either side, ceil mode (the
+/* Kernels 2 and 3 wide at column strides 1 and 2 (ops_cpu/pool.c, mp_regs_plane: the row pass in registers, the
+   column taps made from its vectors): output rows 1 to 70 wide (one to five vectors, the last one full or not), kernels 1-4 tall, pads below the kernel on either side, ceil mode (the
    last window past the row's end), against the documented order, bit for bit */
 Test(linear, maxpool_2d_register_taps_order)
 {
@@ -1798,7 +1797,7 @@ Test(linear, maxpool_2d_register_taps_order)
     int it = 0;
     for (int64_t sw = 1; sw <= 2; sw++)
         for (int64_t kw = 2; kw <= 3; kw++)
-            for (int64_t ow = 17; ow <= 70; ow += 1 + (ow % 7 == 3), it++) {
+            for (int64_t ow = 1; ow <= 70; ow += 1 + (ow > 17 && ow % 7 == 3), it++) {
                 int64_t kh = th_rng_int(&r, 1, 4), sh = th_rng_int(&r, 1, 2), pads[4];
                 pads[0] = th_rng_int(&r, 0, kh - 1), pads[2] = th_rng_int(&r, 0, kh - 1);
                 pads[1] = th_rng_int(&r, 0, kw - 1), pads[3] = th_rng_int(&r, 0, kw - 1);
