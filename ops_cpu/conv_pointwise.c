@@ -116,7 +116,8 @@ typedef struct pl_job {
    are 7 lines or fewer, each a stream too short for the hardware prefetchers, and inside a model half of them were
    written by the other core: MobileNetV2's 576 -> 96 at 14x14 on two threads, 108 -> 93 us). */
 __attribute__((target("avx512f"), always_inline)) static inline void pl_tile(const float *const *xq, int64_t ld,
-                                                                           const float *pf, const float *wt,
+                                                                           const float *pf, const float *pw,
+                                                                           const float *wt,
                                                                            int64_t wstride,
                                                                            int64_t kc, bool add, float *os,
                                                                            const float *init, float *oc, const int NV)
@@ -129,6 +130,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void pl_tile(con
         __m512 wv[PL_NV];
         for (int v = 0; v < NV; v++) wv[v] = _mm512_load_ps(wt + v * wstride + kk * PL_LANES);
         _mm_prefetch((const char *)(pf + kk * ld), _MM_HINT_T0);
+        _mm_prefetch((const char *)(pw + kk * PL_LANES), _MM_HINT_T1);
         for (int p = 0; p < PL_POS; p++) {
             __m512 xb = _mm512_set1_ps(xq[p][kk * ld]);
             for (int v = 0; v < NV; v++) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
@@ -149,16 +151,17 @@ __attribute__((target("avx512f"), always_inline)) static inline void pl_tile(con
 /* pl_tile with the block count a constant (its loops unroll) */
 #define PL_TILE(NV)                                                                                                \
     __attribute__((target("avx512f"))) static void pl_tile_##NV(const float *const *xq, int64_t ld, const float *pf, \
-                                                                const float *wt, int64_t wstride, int64_t kc,      \
-                                                                bool add, float *os, const float *init, float *oc) \
+                                                                const float *pw, const float *wt, int64_t wstride, \
+                                                                int64_t kc, bool add, float *os, const float *init, \
+                                                                float *oc)                                         \
     {                                                                                                              \
-        pl_tile(xq, ld, pf, wt, wstride, kc, add, os, init, oc, NV);                                               \
+        pl_tile(xq, ld, pf, pw, wt, wstride, kc, add, os, init, oc, NV);                                           \
     }
 PL_TILE(1)
 PL_TILE(2)
 PL_TILE(3)
-typedef void (*pl_tile_fn)(const float *const *, int64_t, const float *, const float *, int64_t, int64_t, bool, float *,
-                           const float *, float *);
+typedef void (*pl_tile_fn)(const float *const *, int64_t, const float *, const float *, const float *, int64_t,
+                           int64_t, bool, float *, const float *, float *);
 static const pl_tile_fn pl_tiles[PL_NV] = {pl_tile_1, pl_tile_2, pl_tile_3};
 
 /* xs[k][i] = x[k, q0 + i] * scale[k * sstride] for k < K, i < npos: the fused Mul's products, each rounded to float
@@ -255,12 +258,20 @@ __attribute__((target("avx512f"))) static void pl_tasks(void *arg, int64_t t0, i
             for (int64_t s0 = k0; s0 < k0 + kc; s0 += PL_K_SUB) {
                 int64_t sc = k0 + kc - s0 < PL_K_SUB ? k0 + kc - s0 : PL_K_SUB;
                 bool first_sub = s0 == k0, last_sub = s0 + sc == k0 + kc;
-                for (int64_t q = q0; q < q1; q += PL_POS) {
+                /* the next piece's W (this panel's next k, or the next panel's first), fetched into L2 by the
+                   first tiles, one block each: inside a model W comes from L3 or memory (RegNetX-400MF's 23
+                   400 -> 400 projections at 7x7 hold 15 MB of it), and the first tile of a piece, which reads it
+                   into L1, was waiting on it */
+                int64_t nk = s0 + sc < K ? s0 + sc : 0, nb0 = b0;
+                int nnb = nb;
+                if (nk == 0) pl_panel(g, panel + 1 < g->panels ? panel + 1 : 0, &nb0, &nnb);
+                for (int64_t q = q0, ti = 0; q < q1; q += PL_POS, ti++) {
+                    const float *pw = ti < nnb ? j->wt + ((nb0 + ti) * K + nk) * PL_LANES : j->wt + (b0 * K + s0) * PL_LANES;
                     const float *xq[PL_POS]; /* past q1: the last position again, computed and not stored */
                     for (int i = 0; i < PL_POS; i++) xq[i] = src + s0 * ld + (q + i < q1 ? q + i : q1 - 1) - first;
                     const float *pf = q + 16 < q1 ? xq[0] + 16 : xq[0]; /* within the chunk's rows */
                     float *oc = ocs + (q - q0) * PL_PANEL;
-                    tile(xq, ld, pf, j->wt + (b0 * K + s0) * PL_LANES, K * PL_LANES, sc, k0 > 0,
+                    tile(xq, ld, pf, pw, j->wt + (b0 * K + s0) * PL_LANES, K * PL_LANES, sc, k0 > 0,
                          os + (q - q0) * PL_PANEL, first_sub ? NULL : oc, last_sub ? NULL : oc);
                 }
             }

@@ -378,6 +378,86 @@ __attribute__((target("avx512f"), always_inline)) static inline void mp_rows_pla
     }
 }
 
+/* The row pass of mp_rows_plane for buffer columns [16 v, 16 v + 16): the window's rows [hlo, hhi) at input column
+   16 v - pw, in order, a later one winning only when greater; -inf outside the input's columns (mask in). A lane
+   where some row holds a NaN is NaN. In a lane without NaN, max_ps(x, m) (x > m ? x : m) is mp_take; a NaN x it
+   would pass over, so each load's ordered lanes are kept in a mask (a compare under the mask so far: one
+   instruction where mp_take takes four) and the lanes left out of it are made NaN once at the end. NR a constant
+   where inlined with one (3: every row of a 3x3 window inside the plane). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 mp_rowmax(const float *xp, int64_t W, __mmask16 in,
+                                                                                int64_t c, int64_t hlo, int64_t nr)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const float *p = xp + hlo * W + c;
+    __m512 m = _mm512_mask_loadu_ps(ninf, in, p);
+    __mmask16 ord = _mm512_cmp_ps_mask(m, m, _CMP_ORD_Q);
+    for (int64_t r = 1; r < nr; r++) {
+        __m512 x = _mm512_mask_loadu_ps(ninf, in, p + r * W);
+        ord = _mm512_mask_cmp_ps_mask(ord, x, x, _CMP_ORD_Q);
+        m = _mm512_max_ps(x, m);
+    }
+    return _mm512_mask_mov_ps(_mm512_set1_ps(NAN), ord, m);
+}
+
+/* mp_rows_plane for kernels 2 or 3 wide (KW) at column strides S of 1 or 2, without the row buffer: the row pass's
+   vectors stay in registers and the column pass makes its taps from them, tap kw of 16 outputs being (S = 2) the
+   even or odd lanes of two row-pass vectors, or for kw = 2 the even lanes moved one lane down with the next
+   vector pair's first even lane after them, and (S = 1) a row-pass vector moved kw lanes down with the next one's
+   first kw lanes after it (valignd). Both passes take max_ps with NaN lanes tracked in a mask (see mp_rowmax), so
+   each output is the first greatest of its window in mp_rows_plane's order, or NaN where the window holds one: the
+   same bits. The masks of the input columns are worked out once per call (mk, per vector of buffer columns). The
+   row buffer's stores and reloads, two loads and a permute per tap at stride 2, and mp_take's four instructions
+   per tap, made SqueezeNet's 3x3/2 pool on 64 planes of 111x111 take 118 us alone on one thread (ONNX Runtime's
+   NCHWc pool: 36 us). KH, KW and S constants where inlined with them. */
+__attribute__((target("avx512f"), always_inline)) static inline void mp_regs_plane(const mp2d_job *j, const float *xp,
+                                                                                  float *yp, const __mmask16 *mk,
+                                                                                  int64_t KH, int64_t KW, int64_t S)
+{
+    const mrt_window *w = j->w;
+    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], sh = w->stride[0], pw = w->pad_begin[1];
+    const __m512 qnan = _mm512_set1_ps(NAN);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    int64_t ng = (OW + 15) / 16;
+    for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t h0 = oh * sh - w->pad_begin[0], hlo = h0 < 0 ? 0 : h0, hhi = h0 + KH < H ? h0 + KH : H;
+        int64_t nr = hhi - hlo;
+        float *yr = yp + oh * OW;
+/* the row pass of buffer vector v, the window's row count a constant when the window is whole */
+#define MP_ROWMAX(v)                                                                                               \
+    (nr == KH ? mp_rowmax(xp, W, mk[v], 16 * (v) - pw, hlo, KH) : mp_rowmax(xp, W, mk[v], 16 * (v) - pw, hlo, nr))
+        /* a: the row pass's vector of group g (S = 1) or its even lanes (S = 2), carried over from the group before */
+        __m512 r0 = MP_ROWMAX(0), r1 = S == 2 ? MP_ROWMAX(1) : r0;
+        __m512 a = S == 2 ? _mm512_permutex2var_ps(r0, even, r1) : r0;
+        for (int64_t g = 0; g < ng; g++) {
+            __m512 t0 = a, t1, t2 = a, an;
+            if (S == 2) {
+                t1 = _mm512_permutex2var_ps(r0, odd, r1);
+                r0 = MP_ROWMAX(2 * g + 2), r1 = MP_ROWMAX(2 * g + 3);
+                an = _mm512_permutex2var_ps(r0, even, r1);
+                if (KW == 3)
+                    t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(an), _mm512_castps_si512(a), 1));
+            } else {
+                an = MP_ROWMAX(g + 1);
+                t1 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(an), _mm512_castps_si512(a), 1));
+                if (KW == 3)
+                    t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(an), _mm512_castps_si512(a), 2));
+            }
+            __mmask16 ord = _mm512_cmp_ps_mask(t0, t0, _CMP_ORD_Q);
+            ord = _mm512_mask_cmp_ps_mask(ord, t1, t1, _CMP_ORD_Q);
+            __m512 m = _mm512_max_ps(t1, t0);
+            if (KW == 3) {
+                ord = _mm512_mask_cmp_ps_mask(ord, t2, t2, _CMP_ORD_Q);
+                m = _mm512_max_ps(t2, m);
+            }
+            m = _mm512_mask_mov_ps(qnan, ord, m);
+            _mm512_mask_storeu_ps(yr + 16 * g, g == ng - 1 ? mrt_mask16_first(OW - 16 * g) : (__mmask16)0xFFFF, m);
+            a = an;
+        }
+#undef MP_ROWMAX
+    }
+}
+
 /* the buffer: wp columns rounded up to vectors, plus what the column pass of the last vector reads past them */
 enum { MP_ROWS_BUF = MP_ROW + 64 };
 
@@ -388,10 +468,23 @@ __attribute__((target("avx512f"))) static void mp_rows_range(const mp2d_job *j, 
     int64_t KH = w->kernel[0], KW = w->kernel[1], S = w->stride[1], hw = w->in[0] * w->in[1], ohw = w->out[0] * w->out[1];
     /* past the row pass's vectors: read by the last output vector's lanes past OW, which are not stored */
     for (int64_t c = 16 * ((j->wp + 15) / 16); c < MP_ROWS_BUF; c++) row[c] = -INFINITY;
+    /* mp_regs_plane's input-column masks, one per vector of buffer columns it reads (two past the output's) */
+    __mmask16 mk[MP_ROWS_BUF / 16 * 2 + 4];
+    int64_t nmk = 2 * ((w->out[1] + 15) / 16) + 2;
+    if (nmk > (int64_t)(sizeof mk / sizeof mk[0])) nmk = 0; /* never: mp_rows_ok bounds the row */
+    for (int64_t v = 0; v < nmk; v++) mk[v] = mrt_mask16_inside(16 * v - w->pad_begin[1], w->in[1]);
+    bool regs = nmk > 0 && (KW == 2 || KW == 3);
     for (int64_t pl = begin; pl < end; pl++) {
         const float *xp = j->x + pl * hw;
         float *yp = j->y + pl * ohw;
-        if (KH == 3 && KW == 3 && S == 2) mp_rows_plane(j, xp, yp, row, 3, 3, 2);
+        if (regs && KH == 3 && KW == 3 && S == 2) mp_regs_plane(j, xp, yp, mk, 3, 3, 2);
+        else if (regs && KH == 3 && KW == 3 && S == 1) mp_regs_plane(j, xp, yp, mk, 3, 3, 1);
+        else if (regs && KH == 2 && KW == 2 && S == 2) mp_regs_plane(j, xp, yp, mk, 2, 2, 2);
+        else if (regs && KW == 3 && S == 2) mp_regs_plane(j, xp, yp, mk, KH, 3, 2);
+        else if (regs && KW == 2 && S == 2) mp_regs_plane(j, xp, yp, mk, KH, 2, 2);
+        else if (regs && KW == 3) mp_regs_plane(j, xp, yp, mk, KH, 3, 1);
+        else if (regs) mp_regs_plane(j, xp, yp, mk, KH, 2, 1);
+        else if (KH == 3 && KW == 3 && S == 2) mp_rows_plane(j, xp, yp, row, 3, 3, 2);
         else if (KH == 3 && KW == 3 && S == 1) mp_rows_plane(j, xp, yp, row, 3, 3, 1);
         else if (KH == 2 && KW == 2 && S == 2) mp_rows_plane(j, xp, yp, row, 2, 2, 2);
         else if (S == 2) mp_rows_plane(j, xp, yp, row, KH, KW, 2);
@@ -409,6 +502,17 @@ static bool mp_rows_ok(const mrt_window *w)
     int64_t S = w->stride[1], reach = (16 * ((w->out[1] + 15) / 16) - 1) * S + w->kernel[1] + 16;
     return mrt_cpu_has_avx512f() && (S == 1 || S == 2) && w->out[1] > 16 && reach <= MP_ROWS_BUF;
 }
+
+/* mp_regs_plane's kernels at any output row width (its masks' array bounds the row as mp_rows_ok does): rows of 16
+   outputs or fewer take it too, where mp2d_plane_avx512's two loads, permute and NaN compare per tap and row were
+   slower (alone, 1 thread, alternating: SqueezeNet's 3x3/2 on 256 planes of 27x27 0.047 -> 0.033 ms, GoogLeNet's on
+   832 planes of 14x14 0.078-0.085 -> 0.054) */
+static bool mp_regs_ok(const mrt_window *w)
+{
+    int64_t S = w->stride[1], reach = (16 * ((w->out[1] + 15) / 16) - 1) * S + w->kernel[1] + 16;
+    return mrt_cpu_has_avx512f() && (S == 1 || S == 2) && (w->kernel[1] == 2 || w->kernel[1] == 3) &&
+           reach <= MP_ROWS_BUF;
+}
 #endif
 
 static void mp2d_range(void *arg, int64_t begin, int64_t end)
@@ -420,7 +524,7 @@ static void mp2d_range(void *arg, int64_t begin, int64_t end)
         mp_flat_range(j, begin, end);
         return;
     }
-    if (mp_rows_ok(w)) {
+    if (mp_rows_ok(w) || mp_regs_ok(w)) {
         mp_rows_range(j, begin, end);
         return;
     }

@@ -1719,16 +1719,13 @@ Test(linear, fp64_precision_mode)
    row) order, a later one winning only when greater, so ties of +0 and -0 keep the first; NaN anywhere gives NaN),
    over column strides 1, 2 and 3, kernels up to 9 wide, pads below the kernel, rows wider than 128 outputs, and
    inputs with NaN, infinities and signed zeros. */
-Test(linear, maxpool_2d_order_nan_and_zeros)
+/* One case of the tests below: random values with NaN, infinities and signed zeros, the 2-D MaxPool against its
+   documented order written out, bit for bit */
+static void maxpool_2d_order_case(th_rng *rp, int it, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
+                                  int64_t sw, const int64_t pads[4], bool ceil_mode)
 {
-    th_rng r;
-    th_rng_init(&r, th_seed("linear.maxpool_2d_order"));
-    for (int it = 0; it < 120; it++) {
-        int64_t kh = th_rng_int(&r, 1, 4), kw = th_rng_int(&r, 1, 9), sh = th_rng_int(&r, 1, 2);
-        int64_t sw = th_rng_int(&r, 1, 3), pads[4];
-        pads[0] = th_rng_int(&r, 0, kh - 1), pads[2] = th_rng_int(&r, 0, kh - 1);
-        pads[1] = th_rng_int(&r, 0, kw - 1), pads[3] = th_rng_int(&r, 0, kw - 1);
-        int64_t H = kh + th_rng_int(&r, 0, 12), W = kw + th_rng_int(&r, 0, it % 5 == 0 ? 300 : 40);
+    th_rng r = *rp;
+    {
         int64_t xs[4] = {1, 2, H, W};
         mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, xs, -2, 2);
         float *xv = x.data;
@@ -1741,6 +1738,7 @@ Test(linear, maxpool_2d_order_nan_and_zeros)
         th_attr_ints(c, "kernel_shape", 2, (int64_t[]){kh, kw});
         th_attr_ints(c, "strides", 2, (int64_t[]){sh, sw});
         th_attr_ints(c, "pads", 4, pads);
+        if (ceil_mode) th_attr_int(c, "ceil_mode", 1);
         mrt_tensor y = {0};
         cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
         int64_t OH = y.shape[2], OW = y.shape[3];
@@ -1772,6 +1770,44 @@ Test(linear, maxpool_2d_order_nan_and_zeros)
         mrt_tensor_release(&x);
         th_free(c);
     }
+    *rp = r;
+}
+
+Test(linear, maxpool_2d_order_nan_and_zeros)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.maxpool_2d_order"));
+    for (int it = 0; it < 120; it++) {
+        int64_t kh = th_rng_int(&r, 1, 4), kw = th_rng_int(&r, 1, 9), sh = th_rng_int(&r, 1, 2);
+        int64_t sw = th_rng_int(&r, 1, 3), pads[4];
+        pads[0] = th_rng_int(&r, 0, kh - 1), pads[2] = th_rng_int(&r, 0, kh - 1);
+        pads[1] = th_rng_int(&r, 0, kw - 1), pads[3] = th_rng_int(&r, 0, kw - 1);
+        int64_t H = kh + th_rng_int(&r, 0, 12), W = kw + th_rng_int(&r, 0, it % 5 == 0 ? 300 : 40);
+        maxpool_2d_order_case(&r, it, H, W, kh, kw, sh, sw, pads, false);
+    }
+}
+
+/* Kernels 2 and 3 wide at column strides 1 and 2 (ops_cpu/pool.c, mp_regs_plane: the row pass in registers, the
+   column taps made from its vectors): output rows 1 to 70 wide (one to five vectors, the last one full or not), kernels 1-4 tall, pads below the kernel on either side, ceil mode (the
+   last window past the row's end), against the documented order, bit for bit */
+Test(linear, maxpool_2d_register_taps_order)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.maxpool_2d_register_taps"));
+    int it = 0;
+    for (int64_t sw = 1; sw <= 2; sw++)
+        for (int64_t kw = 2; kw <= 3; kw++)
+            for (int64_t ow = 1; ow <= 70; ow += 1 + (ow > 17 && ow % 7 == 3), it++) {
+                int64_t kh = th_rng_int(&r, 1, 4), sh = th_rng_int(&r, 1, 2), pads[4];
+                pads[0] = th_rng_int(&r, 0, kh - 1), pads[2] = th_rng_int(&r, 0, kh - 1);
+                pads[1] = th_rng_int(&r, 0, kw - 1), pads[3] = th_rng_int(&r, 0, kw - 1);
+                bool ceil_mode = it % 3 == 1;
+                /* an input row giving ow outputs (or ow - 1 .. ow with ceil mode) */
+                int64_t W = (ow - 1) * sw + kw - pads[1] - pads[3] + (ceil_mode ? th_rng_int(&r, 0, sw - 1) : 0);
+                if (W < kw) W = kw;
+                int64_t H = kh + th_rng_int(&r, 0, 6);
+                maxpool_2d_order_case(&r, it, H, W, kh, kw, sh, sw, pads, ceil_mode);
+            }
 }
 
 Test(linear, maxpool_2d_fast_path_nan_and_pads)
