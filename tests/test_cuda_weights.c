@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "onnx.pb-c.h"
+#include "proto_model.h"
 
 enum { R = 16, C = 4 };
 
@@ -45,19 +45,7 @@ static void init_tensor(Onnx__TensorProto *t, const char *name, int rank, int64_
 static void build(cw_model *p)
 {
     memset(p, 0, sizeof *p);
-    onnx__model_proto__init(&p->m);
-    onnx__graph_proto__init(&p->g);
-    onnx__operator_set_id_proto__init(&p->opset);
-    p->m.has_ir_version = 1;
-    p->m.ir_version = 10;
-    p->opset.domain = "";
-    p->opset.has_version = 1;
-    p->opset.version = 24;
-    p->opsets[0] = &p->opset;
-    p->m.n_opset_import = 1;
-    p->m.opset_import = p->opsets;
-    p->m.graph = &p->g;
-    p->g.name = "g";
+    th_proto_model_init(&p->m, &p->g, &p->opset, p->opsets, 10, 24);
     static const char *const op[4] = {"Add", "Add", "SequenceConstruct", "ConcatFromSequence"},
                              *const in[4][2] = {{"x", "A"}, {"x", "B"}, {"B", "y2"}, {"seq", NULL}},
                              *const out[4] = {"y1", "y2", "seq", "y3"};

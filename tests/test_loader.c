@@ -12,7 +12,7 @@
 #include "engine/graph.h"
 #include "harness.h"
 #include "loader/tensor_proto.h"
-#include "onnx.pb-c.h"
+#include "proto_model.h"
 
 #define ONNX_TESTS MRT_SOURCE_DIR "/../shared/onnx-tests"
 
@@ -34,20 +34,10 @@ typedef struct proto_model {
 static void build(proto_model *p)
 {
     memset(p, 0, sizeof *p);
-    onnx__model_proto__init(&p->m);
-    onnx__graph_proto__init(&p->g);
-    onnx__operator_set_id_proto__init(&p->opset);
+    th_proto_model_init(&p->m, &p->g, &p->opset, p->opsets, 8, 14);
     onnx__node_proto__init(&p->node);
     onnx__value_info_proto__init(&p->out);
     onnx__tensor_proto__init(&p->init);
-    p->m.has_ir_version = 1;
-    p->m.ir_version = 8;
-    p->opset.domain = "";
-    p->opset.has_version = 1;
-    p->opset.version = 14;
-    p->opsets[0] = &p->opset;
-    p->m.n_opset_import = 1;
-    p->m.opset_import = p->opsets;
     p->node_in[0] = "x";
     p->node_out[0] = "y";
     p->node.op_type = "Relu";
@@ -58,7 +48,6 @@ static void build(proto_model *p)
     p->nodes[0] = &p->node;
     p->g.n_node = 1;
     p->g.node = p->nodes;
-    p->g.name = "g";
     p->out.name = "y";
     p->outs[0] = &p->out;
     p->g.n_output = 1;
@@ -79,7 +68,6 @@ static void build(proto_model *p)
     p->inits[0] = &p->init;
     p->g.n_initializer = 1;
     p->g.initializer = p->inits;
-    p->m.graph = &p->g;
 }
 
 static uint8_t *pack(proto_model *p, size_t *len)

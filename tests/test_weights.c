@@ -12,7 +12,7 @@
 
 #include "engine/graph.h"
 #include "engine/weights.h"
-#include "onnx.pb-c.h"
+#include "proto_model.h"
 
 enum { K = 64 };
 
@@ -63,21 +63,9 @@ static void node(gen_model *p, int i, const char *op, const char *a, const char 
 static void build(gen_model *p, int pad)
 {
     memset(p, 0, sizeof *p);
-    onnx__model_proto__init(&p->m);
-    onnx__graph_proto__init(&p->g);
-    onnx__operator_set_id_proto__init(&p->opset);
+    th_proto_model_init(&p->m, &p->g, &p->opset, p->opsets, 8, 17);
     onnx__value_info_proto__init(&p->in);
     onnx__value_info_proto__init(&p->out);
-    p->m.has_ir_version = 1;
-    p->m.ir_version = 8;
-    p->opset.domain = "";
-    p->opset.has_version = 1;
-    p->opset.version = 17;
-    p->opsets[0] = &p->opset;
-    p->m.n_opset_import = 1;
-    p->m.opset_import = p->opsets;
-    p->m.graph = &p->g;
-    p->g.name = "g";
     snprintf(p->w2_name, sizeof p->w2_name, "w2%.*s", pad, "__________");
     node(p, 0, "MatMul", "x", "w1", "h");
     node(p, 1, "MatMul", "h", p->w2_name, "z");
@@ -301,19 +289,7 @@ static void attr_ints(Onnx__AttributeProto *a, const char *name, int64_t n, int6
 static void build_convs(conv_model *p, const int pad[N_CONV], bool keep_w)
 {
     memset(p, 0, sizeof *p);
-    onnx__model_proto__init(&p->m);
-    onnx__graph_proto__init(&p->g);
-    onnx__operator_set_id_proto__init(&p->opset);
-    p->m.has_ir_version = 1;
-    p->m.ir_version = 8;
-    p->opset.domain = "";
-    p->opset.has_version = 1;
-    p->opset.version = 17;
-    p->opsets[0] = &p->opset;
-    p->m.n_opset_import = 1;
-    p->m.opset_import = p->opsets;
-    p->m.graph = &p->g;
-    p->g.name = "g";
+    th_proto_model_init(&p->m, &p->g, &p->opset, p->opsets, 8, 17);
     static const int64_t k[N_CONV] = {1, 5, 3}, group[N_CONV] = {1, 2, 1}, dilation[N_CONV] = {1, 1, 4};
     for (int i = 0; i < N_CONV; i++) {
         int64_t cin = CC / group[i], pd = (k[i] - 1) / 2 * dilation[i];
