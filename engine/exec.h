@@ -99,12 +99,12 @@ typedef struct mrt_exec {
     struct mrt_dev_exec *dev;    /* device "cuda": placement and device storage (engine/device.c), else NULL */
     /* the model's weights this plan holds (engine/weights.h): per value, whether the plan holds its initializer, how
        many of the plan's steps still have to be planned that read it, and whether one of them reads its data after
-       planning (then it is kept); a weight whose every reader packed it is let go (drop_packed_weight) */
+       planning (then it is kept); a weight whose every reader packed it is let go (engine/plan_weights.c) */
     uint8_t *weight_held, *weight_kept;
     int *weight_readers;
     size_t weights_dropped_bytes; /* let go by this plan */
     /* run_once (main graph): step s takes the weights wtake[wtake_start[s] .. wtake_start[s + 1]) before it runs
-       and lets go of wdrop[wdrop_start[s] ..] once it ran (plan_weight_drops) */
+       and lets go of wdrop[wdrop_start[s] ..] once it ran (mrt_exec_weights_plan_drops) */
     bool run_once;
     int *wtake_start, *wtake, *wdrop_start, *wdrop;
 } mrt_exec;
@@ -125,6 +125,23 @@ struct mrt_session {
 };
 
 mrt_status mrt_exec_new(mrt_session *s, const mrt_graph *g, mrt_exec *parent, mrt_exec **out);
+
+/* ---- the plan's holds on the model's weights (engine/plan_weights.c) */
+/* Let go of weight v (engine/weights.h's drop); `count` adds its bytes to weights_dropped_bytes (not for a run_once
+   weight that is taken again before its first reader). A freed copy leaves no pointer behind in e->vals. */
+void mrt_exec_weight_let_go(mrt_exec *e, int v, bool count);
+/* Hold weight v again (copied again from the mapping if it was a freed copy) and point e->vals[v] at it. */
+mrt_status mrt_exec_weight_take(mrt_exec *e, int v);
+/* With the plan: every hold released (without dropping), the run_once lists freed. */
+void mrt_exec_weights_release(mrt_exec *e);
+/* Before the steps are planned (live: per node): which held weights may be let go at all, and their readers. */
+mrt_status mrt_exec_weights_plan_begin(mrt_exec *e, const bool *live);
+/* Step planned; bit i of `packed`: its kernel packed input i and never reads that input's data. */
+void mrt_exec_weights_step_planned(mrt_exec *e, const mrt_step *step, unsigned packed);
+/* After the device plan uploaded its constants: the host copies of those only CUDA steps read go. */
+void mrt_exec_weights_uploaded(mrt_exec *e);
+/* run_once: the per-step takes and drops (wtake/wdrop), and every such weight let go until its first reader. */
+mrt_status mrt_exec_weights_plan_drops(mrt_exec *e);
 /* Append to *list the values of `target` that node nd's subgraph attributes read (implicit inputs of If/Loop/Scan,
    at any depth). */
 mrt_status mrt_node_outer_refs(const mrt_node *nd, const mrt_graph *target, int **list, int *n, int *cap);

@@ -73,21 +73,13 @@ static void release_plan(mrt_exec *e)
         free(e->steps[i].placement_why);
     }
     mrt_plan_mem_free(&e->plan_mem); /* after the releases: a kernel's state may point into it */
-    for (int i = 0; e->weight_held && i < e->graph->n_values; i++)
-        if (e->weight_held[i]) mrt_weight_release(&e->graph->values[i], false);
-    if (e->weight_held) memset(e->weight_held, 0, (size_t)e->graph->n_values);
-    e->weights_dropped_bytes = 0;
+    mrt_exec_weights_release(e);
     free(e->steps);
     e->steps = NULL;
     e->n_steps = 0;
     free(e->dies_at_start);
     free(e->dies_at);
     e->dies_at_start = e->dies_at = NULL;
-    free(e->wdrop_start);
-    free(e->wdrop);
-    free(e->wtake_start);
-    free(e->wtake);
-    e->wdrop_start = e->wdrop = e->wtake_start = e->wtake = NULL;
     free(e->arena);
     e->arena = NULL;
     e->arena_bytes = 0;
@@ -523,71 +515,6 @@ static bool foldable(const mrt_exec *e, const mrt_step *step)
     return true;
 }
 
-/* ------------------------------------------------------------------ weights let go once packed */
-
-/* Before the steps are planned: which held weights may be let go at all (not graph outputs or inputs, not read by a
-   subgraph), and how many live steps read each. */
-static mrt_status weights_plan_begin(mrt_exec *e, const bool *live)
-{
-    const mrt_graph *g = e->graph;
-    for (int v = 0; v < g->n_values; v++) {
-        const mrt_graph_value *gv = &g->values[v];
-        e->weight_readers[v] = 0;
-        e->weight_kept[v] = !e->weight_held[v] || !gv->weight || gv->is_output || gv->is_input;
-    }
-    int *refs = NULL, n = 0, cap = 0;
-    mrt_status st = MRT_STATUS_OK;
-    for (int k = 0; k < g->n_nodes && !st; k++) {
-        if (!live[k]) continue;
-        const mrt_node *nd = &g->nodes[k];
-        for (int i = 0; i < nd->n_inputs; i++)
-            if (nd->inputs[i] >= 0) e->weight_readers[nd->inputs[i]]++;
-        n = 0;
-        st = mrt_node_outer_refs(nd, g, &refs, &n, &cap); /* read by a body at run time: kept */
-        for (int i = 0; !st && i < n; i++) e->weight_kept[refs[i]] = 1;
-    }
-    free(refs);
-    return st;
-}
-
-/* Step `step` is planned; bit i of `packed` says its kernel's prepare packed input i and its run never reads that
-   input's data. A weight whose every reader packed it is let go now, before the next weight is packed, so the plan
-   never holds a model's weights twice. */
-static void weights_step_planned(mrt_exec *e, const mrt_step *step, unsigned packed)
-{
-    const mrt_node *nd = &e->graph->nodes[step->node];
-    if (e->run_once) { /* nothing packed: each weight goes after its last reader ran (plan_weight_drops) */
-        for (int i = 0; step->folded && i < nd->n_inputs; i++) /* a folded output may share its input's bytes */
-            if (nd->inputs[i] >= 0) e->weight_kept[nd->inputs[i]] = 1;
-        return;
-    }
-    for (int i = 0; i < nd->n_inputs; i++) {
-        int v = nd->inputs[i];
-        if (v < 0) continue;
-        /* 2: read on the device only (a static CUDA step's input is uploaded with the plan's constants): let go once
-           uploaded, unless a host step reads it too (weights_uploaded) */
-        if (!(i < 32 && (packed >> i & 1u))) e->weight_kept[v] |= step->device == MRT_DEVICE_CUDA && !step->dynamic ? 2 : 1;
-        if (--e->weight_readers[v] > 0 || e->weight_kept[v] || !e->weight_held[v]) continue;
-        e->weights_dropped_bytes += mrt_weight_release(&e->graph->values[v], true);
-        e->weight_held[v] = 0;
-        if (!e->graph->values[v].initializer->data) /* a dropped copy: nothing may read it any more */
-            e->vals[v].tensor.data = NULL;
-    }
-}
-
-/* After the device plan uploaded its constants: a weight only static CUDA steps read (or CPU steps that packed it)
-   has its bytes on the device; the host's copy goes. */
-static void weights_uploaded(mrt_exec *e)
-{
-    for (int v = 0; e->dev && v < e->graph->n_values; v++) {
-        if (e->weight_kept[v] != 2 || !e->weight_held[v] || e->weight_readers[v] > 0 || !mrt_dev_const_on_device_only(e, v))
-            continue;
-        e->weights_dropped_bytes += mrt_weight_release(&e->graph->values[v], true);
-        e->weight_held[v] = 0;
-        if (!e->graph->values[v].initializer->data) e->vals[v].tensor.data = NULL;
-    }
-}
-
 static mrt_status plan_node(mrt_exec *e, mrt_step *step)
 {
     const mrt_node *nd = &e->graph->nodes[step->node];
@@ -626,7 +553,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
             step->folded = true;
             for (int i = 0; i < nd->n_outputs; i++)
                 if (nd->outputs[i] >= 0) e->state[nd->outputs[i]] = MRT_VS_CONST;
-            weights_step_planned(e, step, 0); /* a folded output may share its input's bytes: kept */
+            mrt_exec_weights_step_planned(e, step, 0); /* a folded output may share its input's bytes: kept */
             return MRT_STATUS_OK;
         }
         /* device "cuda": the CUDA row when it takes the node (a dynamic step's shapes are checked at run time) */
@@ -647,7 +574,7 @@ static mrt_status plan_node(mrt_exec *e, mrt_step *step)
         ctx_release(&b);
         if (st) return node_error(nd, st);
     }
-    weights_step_planned(e, step, packed);
+    mrt_exec_weights_step_planned(e, step, packed);
     for (int i = 0; i < nd->n_outputs; i++) {
         int v = nd->outputs[i];
         if (v < 0) continue;
@@ -918,53 +845,6 @@ static mrt_status plan_release_points(mrt_exec *e)
     return st;
 }
 
-/* Per step, the values whose `at` is that step (at[v] < 0: none): list[start[s] .. start[s + 1]), a counting sort. */
-static mrt_status step_lists(int n_steps, int nv, const int *at, int **start, int **list)
-{
-    int n = 0;
-    *start = calloc((size_t)n_steps + 1, sizeof **start);
-    for (int v = 0; *start && v < nv; v++)
-        if (at[v] >= 0) (*start)[at[v] + 1]++, n++;
-    *list = *start ? malloc((size_t)(n ? n : 1) * sizeof **list) : NULL;
-    if (!*list) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
-    for (int s = 0; s < n_steps; s++) (*start)[s + 1] += (*start)[s];
-    for (int v = 0; v < nv; v++) /* filling moves each step's start to the next one's, then they shift back */
-        if (at[v] >= 0) (*list)[(*start)[at[v]]++] = v;
-    for (int s = n_steps; s > 0; s--) (*start)[s] = (*start)[s - 1];
-    (*start)[0] = 0;
-    return MRT_STATUS_OK;
-}
-
-/* run_once: a weight is there from just before the step that reads it first to just after the one that reads it last
-   (a fused step's reads happen in its chain's producer), so a run holds the weights of a few layers at a time, not
-   the model's. Kept throughout: what weights_plan_begin keeps, and weights a folded or a CUDA step reads. */
-static mrt_status plan_weight_drops(mrt_exec *e)
-{
-    const mrt_graph *g = e->graph;
-    int nv = g->n_values, *first = malloc((size_t)(nv ? nv : 1) * 2 * sizeof *first), *last = first + nv;
-    if (!first) return mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
-    for (int v = 0; v < nv; v++) first[v] = last[v] = e->weight_held[v] && !e->weight_kept[v] ? -1 : -2; /* -2: kept */
-    for (int s = 0; s < e->n_steps; s++) {
-        const mrt_step *step = &e->steps[s];
-        const mrt_node *nd = &g->nodes[step->node];
-        int at = step->fused_into >= 0 ? step->fused_into : s;
-        bool keep = step->folded || step->device != MRT_DEVICE_CPU;
-        for (int i = 0; i < nd->n_inputs; i++) {
-            int v = nd->inputs[i];
-            if (v < 0 || last[v] == -2) continue;
-            if (keep) first[v] = last[v] = -2;
-            else {
-                if (first[v] < 0 || at < first[v]) first[v] = at;
-                if (at > last[v]) last[v] = at;
-            }
-        }
-    }
-    mrt_status st = step_lists(e->n_steps, nv, first, &e->wtake_start, &e->wtake);
-    if (!st) st = step_lists(e->n_steps, nv, last, &e->wdrop_start, &e->wdrop);
-    free(first);
-    return st;
-}
-
 /* Dead-node elimination: a node is live when one of its outputs is a graph output or is read (directly
    or from inside a subgraph) by a live node. Walking the topological order backwards sees consumers first. */
 static mrt_status mark_live(const mrt_exec *e, bool *live)
@@ -1022,7 +902,7 @@ static mrt_status plan(mrt_exec *e)
     bool *live = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *live);
     e->steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->steps);
     mrt_status st = live && e->steps ? mark_live(e, live) : mrt_fail(MRT_STATUS_OUT_OF_MEMORY, "out of memory (plan)");
-    if (!st) st = weights_plan_begin(e, live);
+    if (!st) st = mrt_exec_weights_plan_begin(e, live);
     e->n_steps = 0;
     for (int s = 0; !st && s < g->n_nodes; s++) {
         if (!live[e->order[s]]) continue;
@@ -1036,16 +916,10 @@ static mrt_status plan(mrt_exec *e)
     MRT_TRY(plan_fusion(e));
     MRT_TRY(plan_storage(e));
     MRT_TRY(plan_release_points(e));
-    if (e->run_once) MRT_TRY(plan_weight_drops(e));
     MRT_TRY(mrt_dev_plan(e));
-    weights_uploaded(e);
+    mrt_exec_weights_uploaded(e);
     mrt_plan_mem_trim(&e->plan_mem);
-    for (int k = 0; e->wdrop && k < e->wdrop_start[e->n_steps]; k++) { /* run_once: until their first reader */
-        int v = e->wdrop[k];
-        mrt_weight_release(&g->values[v], true);
-        e->weight_held[v] = 0;
-        if (!g->values[v].initializer->data) e->vals[v].tensor.data = NULL;
-    }
+    if (e->run_once) MRT_TRY(mrt_exec_weights_plan_drops(e));
     e->nodes_before = g->n_nodes;
     e->nodes_after = 0;
     e->fused_count = 0;
@@ -1196,17 +1070,12 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     for (int i = 0; i < g->n_values; i++) {
         const mrt_graph_value *gv = &g->values[i];
         if (gv->initializer && !gv->is_input && !same) {
-            if (gv->weight) { /* its bytes are there (copied again if a plan let them go) until the plan lets go */
-                MRT_TRY(mrt_weight_hold(gv));
-                e->weight_held[i] = 1;
-            }
+            if (gv->weight) MRT_TRY(mrt_exec_weight_take(e, i)); /* there until the plan lets go */
             e->vals[i] = mrt_value_from_tensor(*gv->initializer);
             e->state[i] = MRT_VS_CONST;
             if (fp64) MRT_TRY(widen_value(e, i, MRT_ALLOC_PLAN));
-            if (fp64 && e->weight_held[i] && e->alloc[i] == MRT_ALLOC_PLAN) { /* widened once: the plan reads the copy */
-                e->weights_dropped_bytes += mrt_weight_release(gv, true);
-                e->weight_held[i] = 0;
-            }
+            if (fp64 && e->weight_held[i] && e->alloc[i] == MRT_ALLOC_PLAN) /* widened once: the plan reads the copy */
+                mrt_exec_weight_let_go(e, i, true);
         }
         if (gv->is_outer) {
             uint8_t ostate;
@@ -1241,12 +1110,8 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
     for (int s = 0; s < e->n_steps; s++) {
         mrt_step *step = &e->steps[s];
         const mrt_node *nd = &g->nodes[step->node];
-        for (int k = e->wtake_start ? e->wtake_start[s] : 0; e->wtake_start && k < e->wtake_start[s + 1]; k++) {
-            int v = e->wtake[k]; /* run_once: its first reader is next (copied again if it was a copy) */
-            MRT_TRY(mrt_weight_hold(&g->values[v]));
-            e->weight_held[v] = 1;
-            e->vals[v].tensor.data = g->values[v].initializer->data;
-        }
+        for (int k = e->wtake_start ? e->wtake_start[s] : 0; e->wtake_start && k < e->wtake_start[s + 1]; k++)
+            MRT_TRY(mrt_exec_weight_take(e, e->wtake[k])); /* run_once: its first reader is next */
         /* a fused step was computed by its chain's producer: only its callback fires (values never computed have
            no data; see mrt_session_options.fuse_with_callback) */
         if (!step->folded && step->fused_into < 0) {
@@ -1355,12 +1220,8 @@ mrt_status mrt_exec_run(mrt_exec *e, const mrt_value *inputs, bool top_level)
             e->run_bytes -= nb < e->run_bytes ? nb : e->run_bytes;
             release_value(e, v);
         }
-        for (int k = e->wdrop_start ? e->wdrop_start[s] : 0; e->wdrop_start && k < e->wdrop_start[s + 1]; k++) {
-            int v = e->wdrop[k];
-            e->weights_dropped_bytes += mrt_weight_release(&g->values[v], true);
-            e->weight_held[v] = 0;
-            if (!g->values[v].initializer->data) e->vals[v].tensor.data = NULL; /* a freed copy */
-        }
+        for (int k = e->wdrop_start ? e->wdrop_start[s] : 0; e->wdrop_start && k < e->wdrop_start[s + 1]; k++)
+            mrt_exec_weight_let_go(e, e->wdrop[k], true);
     }
     for (int i = 0; i < g->n_outputs; i++) {
         int v = g->outputs[i];
