@@ -12,6 +12,7 @@
 #include "loader/proto_depth.h"
 #include "loader/tensor_proto.h"
 #include "loader/validate.h"
+#include "loader/wire.h"
 #include "minirt/minirt.h"
 #include "onnx.pb-c.h"
 
@@ -534,51 +535,6 @@ static mrt_status convert_model(load_ctx *c, const Onnx__ModelProto *mp, mrt_mod
    before and protobuf-c judges them. Small raw_data stays in the proto (copying it costs nothing). */
 #define STRIP_MIN_BYTES 64
 
-typedef struct wire {
-    const uint8_t *p, *end;
-} wire;
-
-static bool wire_varint(wire *w, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && w->p < w->end; shift += 7) {
-        uint8_t b = *w->p++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* One field at w->p: its tag, and for a length-delimited one its payload [*body, *body + *blen). Moves past it. */
-static bool wire_field(wire *w, uint64_t *tag, const uint8_t **body, size_t *blen)
-{
-    if (!wire_varint(w, tag)) return false;
-    uint64_t v;
-    *body = NULL;
-    *blen = 0;
-    switch (*tag & 7) {
-    case 0: return wire_varint(w, &v);
-    case 1:
-        if (w->end - w->p < 8) return false;
-        w->p += 8;
-        return true;
-    case 5:
-        if (w->end - w->p < 4) return false;
-        w->p += 4;
-        return true;
-    case 2:
-        if (!wire_varint(w, &v) || v > (uint64_t)(w->end - w->p)) return false;
-        *body = w->p;
-        *blen = (size_t)v;
-        w->p += v;
-        return true;
-    default: return false; /* groups: protobuf-c refuses them too */
-    }
-}
-
 static uint8_t *put_varint(uint8_t *o, uint64_t v)
 {
     while (v >= 0x80) {
@@ -605,14 +561,14 @@ typedef struct strip_state {
 /* A TensorProto's fields without a large raw_data, written at o (at most blen bytes); NULL when giving up. */
 static uint8_t *strip_tensor(strip_state *s, const uint8_t *b, size_t blen, uint8_t *o)
 {
-    wire w = {b, b + blen};
+    mrt_wire w = {b, b + blen};
     raw_ref ref = {NULL, 0, false};
     bool seen_raw = false;
     while (w.p < w.end) {
         const uint8_t *start = w.p, *body;
-        uint64_t tag;
+        uint64_t tag, ival;
         size_t len;
-        if (!wire_field(&w, &tag, &body, &len)) return NULL;
+        if (!mrt_wire_field(&w, &tag, &ival, &body, &len)) return NULL;
         if (tag >> 3 == 9) {
             if (seen_raw || (tag & 7) != 2) return NULL;
             seen_raw = true;
@@ -639,12 +595,12 @@ static uint8_t *strip_tensor(strip_state *s, const uint8_t *b, size_t blen, uint
 /* A GraphProto's fields with its initializers stripped, at o; NULL when giving up. */
 static uint8_t *strip_graph(strip_state *s, const uint8_t *b, size_t blen, uint8_t *o, uint8_t *scratch)
 {
-    wire w = {b, b + blen};
+    mrt_wire w = {b, b + blen};
     while (w.p < w.end) {
         const uint8_t *start = w.p, *body;
-        uint64_t tag;
+        uint64_t tag, ival;
         size_t len;
-        if (!wire_field(&w, &tag, &body, &len)) return NULL;
+        if (!mrt_wire_field(&w, &tag, &ival, &body, &len)) return NULL;
         if (tag >> 3 == 5 && (tag & 7) == 2) {
             uint8_t *e = strip_tensor(s, body, len, scratch);
             if (!e) return NULL;
@@ -668,14 +624,14 @@ static bool strip_raw_data(const uint8_t *b, size_t len, uint8_t **out, size_t *
     *out = NULL;
     *refs = NULL;
     *n_refs = 0;
-    wire w = {b, b + len};
+    mrt_wire w = {b, b + len};
     const uint8_t *graph = NULL;
     size_t graph_len = 0;
     while (w.p < w.end) { /* find the one graph field */
         const uint8_t *body;
-        uint64_t tag;
+        uint64_t tag, ival;
         size_t blen;
-        if (!wire_field(&w, &tag, &body, &blen)) return false;
+        if (!mrt_wire_field(&w, &tag, &ival, &body, &blen)) return false;
         if (tag >> 3 == 7) {
             if (graph || (tag & 7) != 2) return false;
             graph = body;
@@ -690,12 +646,12 @@ static bool strip_raw_data(const uint8_t *b, size_t len, uint8_t **out, size_t *
     uint8_t *gend = ok ? strip_graph(&s, graph, graph_len, inner, scratch) : NULL;
     ok = gend && s.stripped > 0;
     uint8_t *e = o;
-    w = (wire){b, b + len};
+    w = (mrt_wire){b, b + len};
     while (ok && w.p < w.end) {
         const uint8_t *start = w.p, *body;
-        uint64_t tag;
+        uint64_t tag, ival;
         size_t blen;
-        wire_field(&w, &tag, &body, &blen); /* walked once already */
+        mrt_wire_field(&w, &tag, &ival, &body, &blen); /* walked once already */
         if (tag >> 3 == 7) {
             size_t n = (size_t)(gend - inner);
             if (varint_len(tag) + varint_len(n) + n > (size_t)(w.p - start)) ok = false; /* cannot grow */

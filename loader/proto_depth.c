@@ -3,26 +3,13 @@
 #include "loader/proto_depth.h"
 
 #include "engine/status.h"
+#include "loader/wire.h"
 #include "onnx.pb-c.h"
 
 typedef struct frame {
     const ProtobufCMessageDescriptor *desc;
     const uint8_t *end;
 } frame;
-
-static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* The message type a length-delimited field holds, or NULL when it holds bytes (strings, packed numbers, unknown
    fields). FunctionProto.attribute_proto (11) is newer than the onnx.proto compiled here: the loader decodes it as
@@ -47,42 +34,26 @@ mrt_status mrt_proto_check_nesting(const ProtobufCMessageDescriptor *desc, const
             top--;
             continue;
         }
-        uint64_t tag, n;
-        if (!read_varint(&p, stack[top].end, &tag)) return MRT_STATUS_OK; /* malformed: protobuf-c says so */
-        switch (tag & 7) {
-        case 0:
-            if (!read_varint(&p, stack[top].end, &n)) return MRT_STATUS_OK;
-            break;
-        case 1:
-            if (stack[top].end - p < 8) return MRT_STATUS_OK;
-            p += 8;
-            break;
-        case 5:
-            if (stack[top].end - p < 4) return MRT_STATUS_OK;
-            p += 4;
-            break;
-        case 2: {
-            if (!read_varint(&p, stack[top].end, &n) || n > (uint64_t)(stack[top].end - p)) return MRT_STATUS_OK;
-            const ProtobufCMessageDescriptor *sub = message_field(stack[top].desc, (uint32_t)(tag >> 3));
-            if (!sub) {
-                p += n;
-                break;
-            }
-            if (top + 1 > MRT_MAX_PROTO_DEPTH)
-                return mrt_fail(MRT_STATUS_INVALID_MODEL,
-                                "protobuf messages nest more than %d levels deep (minirt's limit)",
-                                MRT_MAX_PROTO_DEPTH);
-            graphs += sub == &onnx__graph_proto__descriptor;
-            if (graphs > MRT_MAX_GRAPH_DEPTH + 1)
-                return mrt_fail(MRT_STATUS_INVALID_MODEL,
-                                "subgraphs nest more than %d levels deep (minirt's limit on If/Loop/Scan bodies "
-                                "inside one another)",
-                                MRT_MAX_GRAPH_DEPTH);
-            stack[++top] = (frame){sub, p + n};
-            break;
-        }
-        default: return MRT_STATUS_OK; /* groups and invalid wire types: protobuf-c refuses them */
-        }
+        mrt_wire w = {p, stack[top].end};
+        uint64_t tag, ival;
+        const uint8_t *body;
+        size_t blen;
+        if (!mrt_wire_field(&w, &tag, &ival, &body, &blen)) return MRT_STATUS_OK; /* malformed: protobuf-c says so */
+        p = w.p;
+        const ProtobufCMessageDescriptor *sub =
+            (tag & 7) == 2 ? message_field(stack[top].desc, (uint32_t)(tag >> 3)) : NULL;
+        if (!sub) continue;
+        if (top + 1 > MRT_MAX_PROTO_DEPTH)
+            return mrt_fail(MRT_STATUS_INVALID_MODEL, "protobuf messages nest more than %d levels deep (minirt's limit)",
+                            MRT_MAX_PROTO_DEPTH);
+        graphs += sub == &onnx__graph_proto__descriptor;
+        if (graphs > MRT_MAX_GRAPH_DEPTH + 1)
+            return mrt_fail(MRT_STATUS_INVALID_MODEL,
+                            "subgraphs nest more than %d levels deep (minirt's limit on If/Loop/Scan bodies "
+                            "inside one another)",
+                            MRT_MAX_GRAPH_DEPTH);
+        stack[++top] = (frame){sub, body + blen};
+        p = body; /* into the sub-message */
     }
     return MRT_STATUS_OK;
 }

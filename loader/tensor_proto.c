@@ -12,6 +12,7 @@
 
 #include "engine/status.h"
 #include "engine/weights.h"
+#include "loader/wire.h"
 #include "onnx.pb-c.h"
 
 /* ------------------------------------------------------------------ small helpers */
@@ -693,55 +694,14 @@ done:
 
 /* ------------------------------------------------------------------ SequenceProto / OptionalProto */
 
-/* A protobuf wire-format cursor: just enough to walk the two messages onnx.proto 1.12 lacks. */
-typedef struct wire {
-    const uint8_t *p, *end;
-} wire;
-
-static bool wire_varint(wire *w, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && w->p < w->end; shift += 7) {
-        uint8_t b = *w->p++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Next field: number, wire type, and for length-delimited fields the payload; false on malformed bytes. */
-static bool wire_next(wire *w, uint32_t *field, int *wt, const uint8_t **data, size_t *len, uint64_t *ival)
+/* Next field of w (loader/wire.h): number, wire type, and a varint's value or a length-delimited payload. */
+static bool wire_next(mrt_wire *w, uint32_t *field, int *wt, const uint8_t **data, size_t *len, uint64_t *ival)
 {
     uint64_t tag;
-    if (!wire_varint(w, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff) return false;
+    if (!mrt_wire_field(w, &tag, ival, data, len)) return false;
     *field = (uint32_t)(tag >> 3);
     *wt = (int)(tag & 7);
-    *data = NULL;
-    *len = 0;
-    *ival = 0;
-    switch (*wt) {
-    case 0: return wire_varint(w, ival);
-    case 1:
-        if (w->end - w->p < 8) return false;
-        w->p += 8;
-        return true;
-    case 5:
-        if (w->end - w->p < 4) return false;
-        w->p += 4;
-        return true;
-    case 2: {
-        uint64_t n;
-        if (!wire_varint(w, &n) || n > (uint64_t)(w->end - w->p)) return false;
-        *data = w->p;
-        *len = (size_t)n;
-        w->p += n;
-        return true;
-    }
-    default: return false;
-    }
+    return true;
 }
 
 enum { ELEM_UNDEFINED = 0, ELEM_TENSOR = 1, ELEM_SPARSE = 2, ELEM_SEQUENCE = 3, ELEM_MAP = 4, ELEM_OPTIONAL = 5 };
@@ -756,7 +716,7 @@ static mrt_status decode_sequence(const uint8_t *bytes, size_t len, const char *
                                   mrt_value *out)
 {
     memset(out, 0, sizeof *out);
-    wire w = {bytes, bytes + len};
+    mrt_wire w = {bytes, bytes + len};
     uint32_t field;
     int wt;
     const uint8_t *data;
@@ -810,7 +770,7 @@ static mrt_status decode_optional(const uint8_t *bytes, size_t len, const char *
                                   mrt_value *out)
 {
     memset(out, 0, sizeof *out);
-    wire w = {bytes, bytes + len};
+    mrt_wire w = {bytes, bytes + len};
     uint32_t field;
     int wt;
     const uint8_t *data, *tensor = NULL, *seq = NULL;
