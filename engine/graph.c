@@ -197,16 +197,7 @@ mrt_status mrt_graph_add_output(mrt_graph *g, const char *name, const mrt_type_i
 
 mrt_status mrt_graph_set_initializer(mrt_graph *g, const char *name, mrt_tensor *t)
 {
-    int idx;
-    MRT_TRY(mrt_graph_value_get(g, name, &idx));
-    mrt_graph_value *v = &g->values[idx];
-    if (v->initializer)
-        return mrt_fail(MRT_STATUS_INVALID_MODEL, "graph '%s': initializer '%s' is defined twice", g->name, name);
-    v->initializer = malloc(sizeof *v->initializer);
-    if (!v->initializer) return oom("initializer");
-    *v->initializer = *t;
-    memset(t, 0, sizeof *t);
-    return MRT_STATUS_OK;
+    return mrt_graph_set_initializer_mapped(g, name, t, NULL);
 }
 
 mrt_status mrt_graph_set_initializer_mapped(mrt_graph *g, const char *name, mrt_tensor *t, mrt_weight_src *w)
