@@ -91,6 +91,11 @@ block_run &run_storage()
     return r;
 }
 
+// A fault inside a running kernel stops the process, naming the kernel, block and thread. These are conditions where
+// a GPU hangs (a barrier some thread never reaches) or the behaviour is undefined (a shuffle width that is not a power
+// of two), or the emulation cannot go on (no memory for a fiber stack): the block's threads are fibers in the middle
+// of its body, with no frame to return an error to, and this module is test code. Faults a launch can report (bad
+// configurations, a nested launch, no memory for dynamic shared memory) are sticky errors as on a GPU.
 [[noreturn]] void die(const char *what)
 {
     fprintf(stderr, "CUDA emulation: kernel %s, block (%u,%u,%u), thread (%u,%u,%u): %s\n",
@@ -99,6 +104,7 @@ block_run &run_storage()
     abort();
 }
 
+// A device intrinsic called from host code (nvcc would not compile it): a bug in the kernel source, stopped as die does.
 block_run &need_run(const char *what)
 {
     if (!run) {
@@ -414,7 +420,10 @@ void mrt_emu_launch_raw(const char *name, const void *kernel, dim3 grid, dim3 bl
             return;
         }
     }
-    if (run) die("launches a kernel (dynamic parallelism is not emulated)");
+    if (run) { // a launch from inside a kernel (dynamic parallelism is not emulated)
+        fail(cudaErrorNotSupported);
+        return;
+    }
     block_run &r = run_storage();
     r.name = name;
     r.body = body;
@@ -426,7 +435,10 @@ void mrt_emu_launch_raw(const char *name, const void *kernel, dim3 grid, dim3 bl
     if (r.fibers.size() < r.n) r.fibers.resize(r.n); // between launches: no context is live
     r.warps.assign((r.n + 31) / 32, warp_rec{});
     void *dynamic_shared = nullptr;
-    if (shmem && posix_memalign(&dynamic_shared, 256, shmem) != 0) die("out of memory for dynamic shared memory");
+    if (shmem && posix_memalign(&dynamic_shared, 256, shmem) != 0) {
+        fail(cudaErrorMemoryAllocation);
+        return;
+    }
     r.dynamic_shared = mrt_emu_dynamic_smem = (unsigned char *)dynamic_shared;
     r.dynamic_bytes = shmem;
     run = &r;

@@ -1,7 +1,7 @@
 // The CUDA emulation (ops_cuda/emu) against plain loops: grid-stride loops, a shared-memory tiled GEMM with
 // __syncthreads, warp shuffles and votes (full and partial masks), atomics across blocks, dynamic shared memory and
-// its limit, 2-D/3-D grids, launch errors, copies, streams and events, threads that return before a barrier the
-// others reach (thread 0 among them), and a deadlock reported by name. Written as ordinary CUDA: the same source
+// its limit, 2-D/3-D grids, launch errors (a launch from a kernel among them), copies, streams and events, threads
+// that return before a barrier the others reach (thread 0 among them), and a deadlock reported by name. Written as ordinary CUDA: the same source
 // compiles with nvcc (`nvcc -x cu -std=c++17 -arch=sm_90 -I. -c tests/emu/test_cuda_emu.cpp`); the checks of the
 // emulation's own promises (0xFF fills, the deadlock report) are under MRT_CUDA_EMULATED.
 // `test_cuda_emu --bench` times an element-wise kernel and a shared-memory reduction over 1M floats.
@@ -189,6 +189,12 @@ __global__ void deadlocks(int *out)
         *out = __shfl_sync(0xffffffffu, 1, 1);
     else
         __syncthreads();
+}
+
+// a launch from device code: not emulated (dynamic parallelism), refused as a launch error, not run
+__global__ void launches_axpy(float *x)
+{
+    if (threadIdx.x == 0) MRT_LAUNCH(axpy, 1, 1, 0, nullptr, x, x, 1.0f, 1);
 }
 #endif
 
@@ -487,6 +493,10 @@ static void test_api()
     void *huge = nullptr;
     CHECK(cudaMalloc(&huge, (size_t)1 << 62) == cudaErrorMemoryAllocation && huge == nullptr, "a 4 EiB allocation");
     cudaGetLastError();
+    cudaMemset(dx, 0, 4);
+    MRT_LAUNCH(launches_axpy, 1, 32, 0, nullptr, dx);
+    CHECK(cudaGetLastError() == cudaErrorNotSupported && host_copy(dx, 1)[0] == 0.0f,
+          "a launch from a kernel is refused (cudaErrorNotSupported) and does not run");
 #endif
     cudaFree(dx);
     cudaFree(dy);
