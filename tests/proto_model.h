@@ -1,6 +1,8 @@
 /* Tests that write a model with protobuf-c: the ModelProto/GraphProto skeleton every such builder starts from. */
 #pragma once
 
+#include <stdlib.h>
+
 #include "onnx.pb-c.h"
 
 /* m with graph g named "g", IR version ir, importing the default domain at `opset` (*os, listed through os_list[0]). */
@@ -20,4 +22,13 @@ static inline void th_proto_model_init(Onnx__ModelProto *m, Onnx__GraphProto *g,
     m->opset_import = os_list;
     m->graph = g;
     g->name = "g";
+}
+
+/* m packed into a malloc'd buffer of *len bytes (NULL when out of memory). */
+static inline uint8_t *th_proto_model_pack(const Onnx__ModelProto *m, size_t *len)
+{
+    *len = onnx__model_proto__get_packed_size(m);
+    uint8_t *buf = (uint8_t *)malloc(*len ? *len : 1);
+    if (buf) onnx__model_proto__pack(m, buf);
+    return buf;
 }

@@ -117,9 +117,8 @@ Test(cuda_weights, a_constant_only_cuda_reads_leaves_the_host_one_a_fallback_rea
     th_cuda_require();
     cw_model *p = malloc(sizeof *p);
     build(p);
-    size_t len = onnx__model_proto__get_packed_size(&p->m);
-    uint8_t *buf = malloc(len);
-    onnx__model_proto__pack(&p->m, buf);
+    size_t len;
+    uint8_t *buf = th_proto_model_pack(&p->m, &len);
     char path[] = "/tmp/minirt_cuda_weights_XXXXXX.onnx";
     int fd = mkstemps(path, 5);
     cr_assert(fd >= 0);

@@ -70,14 +70,6 @@ static void build(proto_model *p)
     p->g.initializer = p->inits;
 }
 
-static uint8_t *pack(proto_model *p, size_t *len)
-{
-    *len = onnx__model_proto__get_packed_size(&p->m);
-    uint8_t *buf = malloc(*len);
-    onnx__model_proto__pack(&p->m, buf);
-    return buf;
-}
-
 static mrt_status load_and_run(const uint8_t *bytes, size_t len, const char *dir, float *y0)
 {
     mrt_model *m = NULL;
@@ -97,7 +89,7 @@ Test(loader, a_built_model_runs)
     proto_model p;
     build(&p);
     size_t len;
-    uint8_t *b = pack(&p, &len);
+    uint8_t *b = th_proto_model_pack(&p.m, &len);
     float y0 = -1;
     cr_assert_eq(load_and_run(b, len, NULL, &y0), MRT_STATUS_OK, "%s", mrt_last_error());
     cr_assert_eq(y0, 0.0f);
@@ -109,7 +101,7 @@ Test(loader, truncated_and_garbage_bytes_give_a_status)
     proto_model p;
     build(&p);
     size_t len;
-    uint8_t *b = pack(&p, &len);
+    uint8_t *b = th_proto_model_pack(&p.m, &len);
     int failures = 0;
     for (size_t cut = 1; cut < len; cut++) {
         mrt_status st = load_and_run(b, cut, NULL, NULL);
@@ -138,7 +130,7 @@ Test(loader, raw_data_of_the_wrong_size_is_named)
     build(&p);
     p.init.raw_data.len = 12; /* 3 floats for a [4] tensor */
     size_t len;
-    uint8_t *b = pack(&p, &len);
+    uint8_t *b = th_proto_model_pack(&p.m, &len);
     cr_assert_eq(load_and_run(b, len, NULL, NULL), MRT_STATUS_INVALID_MODEL);
     cr_assert(strstr(mrt_last_error(), "'x'") && strstr(mrt_last_error(), "raw_data"), "%s", mrt_last_error());
     free(b);
@@ -150,7 +142,7 @@ Test(loader, unknown_dtype_is_refused)
     build(&p);
     p.init.data_type = 99;
     size_t len;
-    uint8_t *b = pack(&p, &len);
+    uint8_t *b = th_proto_model_pack(&p.m, &len);
     cr_assert_neq(load_and_run(b, len, NULL, NULL), MRT_STATUS_OK);
     cr_assert(strstr(mrt_last_error(), "99"), "%s", mrt_last_error());
     free(b);
@@ -162,7 +154,7 @@ Test(loader, undefined_input_is_reported_at_plan_time)
     build(&p);
     p.node_in[0] = "nobody_makes_this";
     size_t len;
-    uint8_t *b = pack(&p, &len);
+    uint8_t *b = th_proto_model_pack(&p.m, &len);
     cr_assert_eq(load_and_run(b, len, NULL, NULL), MRT_STATUS_INVALID_MODEL);
     cr_assert(strstr(mrt_last_error(), "nobody_makes_this") && strstr(mrt_last_error(), "Relu"), "%s", mrt_last_error());
     free(b);
@@ -189,7 +181,7 @@ static mrt_status with_external(const char *dir, const char *location, const cha
     }
     p.init.external_data = p.exts;
     size_t len;
-    uint8_t *b = pack(&p, &len);
+    uint8_t *b = th_proto_model_pack(&p.m, &len);
     float y0 = -1;
     mrt_status st = load_and_run(b, len, dir, &y0);
     if (!st) cr_assert_eq(y0, 0.0f);

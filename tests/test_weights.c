@@ -93,14 +93,6 @@ static void build(gen_model *p, int pad)
     p->g.initializer = p->pinits;
 }
 
-static uint8_t *pack(gen_model *p, size_t *len)
-{
-    *len = onnx__model_proto__get_packed_size(&p->m);
-    uint8_t *buf = malloc(*len);
-    onnx__model_proto__pack(&p->m, buf);
-    return buf;
-}
-
 /* where `data` (n bytes) lies in the packed model */
 static size_t offset_of(const uint8_t *buf, size_t len, const void *data, size_t n)
 {
@@ -152,7 +144,7 @@ Test(weights, held_once_released_once_packed_and_copied_again_to_replan)
     for (int pad = 0; pad < 4 && !mixed; pad++) {
         build(p, pad);
         free(buf);
-        buf = pack(p, &len);
+        buf = th_proto_model_pack(&p->m, &len);
         size_t o1 = offset_of(buf, len, p->w1, sizeof p->w1), o2 = offset_of(buf, len, p->w2, sizeof p->w2);
         mixed = (o1 % 4 == 0) != (o2 % 4 == 0);
     }
@@ -236,7 +228,7 @@ Test(weights, held_once_released_once_packed_and_copied_again_to_replan)
     /* a large raw_data one byte short is named, from a file and from memory */
     p->inits[1].raw_data.len -= 1;
     free(buf);
-    buf = pack(p, &len);
+    buf = th_proto_model_pack(&p->m, &len);
     fd = open(path, O_WRONLY | O_TRUNC);
     cr_assert(fd >= 0);
     cr_assert_eq(write(fd, buf, len), (ssize_t)len);
@@ -343,14 +335,6 @@ static void build_convs(conv_model *p, const int pad[N_CONV], bool keep_w)
     p->g.output = p->pouts;
 }
 
-static uint8_t *pack_convs(conv_model *p, size_t *len)
-{
-    *len = onnx__model_proto__get_packed_size(&p->m);
-    uint8_t *buf = malloc(*len);
-    onnx__model_proto__pack(&p->m, buf);
-    return buf;
-}
-
 static void run_convs(mrt_session *s, float *y)
 {
     static float x[CC * CHW * CHW];
@@ -374,7 +358,7 @@ Test(weights, conv_lanes_grouped_and_live_taps_let_w_go_once_packed)
         for (int i = 0; i < N_CONV; i++) pad[i] = c >> (2 * i) & 3;
         build_convs(p, pad, false);
         free(buf);
-        buf = pack_convs(p, &len);
+        buf = th_proto_model_pack(&p->m, &len);
         misaligned = true;
         for (int i = 0; i < N_CONV; i++) misaligned &= offset_of(buf, len, p->w[i], p->wn[i] * sizeof(float)) % 4 != 0;
     }
@@ -390,7 +374,7 @@ Test(weights, conv_lanes_grouped_and_live_taps_let_w_go_once_packed)
     cr_assert_eq(mrt_model_load(path, &m), MRT_STATUS_OK, "%s", mrt_last_error());
     build_convs(p, pad, true); /* the same Convs, the Ws graph outputs too: kept */
     free(buf);
-    buf = pack_convs(p, &len);
+    buf = th_proto_model_pack(&p->m, &len);
     cr_assert_eq(mrt_model_load_from_memory(buf, len, NULL, &keep), MRT_STATUS_OK, "%s", mrt_last_error());
     mrt_weight_account a;
     mrt_weights_account(m, &a);
