@@ -19,7 +19,8 @@ Procedure, per model and thread count:
      minirt times itself (`minirt bench --json`); ONNX Runtime and PyTorch are timed with perf_counter around
      one inference call.
   Reported: the median over all runs of all rounds, the spread (min..max of the round medians) and the ratio
-  ORT time / minirt time (> 1: minirt is faster).
+  ORT time / minirt time (> 1: minirt is faster): the median over the rounds of the ratio of the two engines'
+  round medians.
 
 Engines: minirt is --minirt (build/minirt). ONNX Runtime: CPUExecutionProvider, intra_op_num_threads = the
 thread count, inter_op_num_threads = 1, sequential execution, all graph optimizations. PyTorch (--torch): the
@@ -359,6 +360,15 @@ def median(row, engine):
     return statistics.median(t) if t else math.nan
 
 
+def ratio(row, engine):
+    """engine's time / minirt's: the median over the rounds of the two round medians' ratio. Each round's pair is
+    timed back to back, so a drift of the shared machine between rounds cancels; a ratio of medians pooled over
+    all runs does not (a fast round contributes more runs) and can fall outside every round's ratio."""
+    e, m = row["round_medians"].get(engine), row["round_medians"].get("minirt")
+    pairs = [x / y for x, y in zip(e or [], m or []) if y > 0]
+    return statistics.median(pairs) if pairs else math.nan
+
+
 # ------------------------------------------------------------------ report
 
 def cpu_model():
@@ -424,7 +434,7 @@ def write_report(args, rows, ort_version):
               f"- {args.rounds} alternating round(s) x {args.duration:g} s per engine after a {args.warmup_ms:g} ms "
               f"warm-up (and at least {MIN_RUNS} runs); ms = median over all runs; spread = min..max of the round "
               "medians",
-              "- ratio = ORT median / minirt median (> 1: minirt is faster)"
+              "- ratio = the median over the rounds of ORT's round median / minirt's (> 1: minirt is faster)"
               + ("; the PyTorch ratio likewise" if args.torch else ""),
               f"- accuracy: max |minirt - reference| / max |reference| on the model's input, reference = ONNX "
               f"Runtime's output (or PyTorch's where ORT cannot run the model); above {MISMATCH:g} is flagged", ""]
@@ -448,9 +458,9 @@ def write_report(args, rows, ort_version):
             if r["ort_error"]:
                 cells += [r["ort_error"], "-", "-"]
             else:
-                cells += [num(om), spread(r, "ort"), num(om / mm)]
+                cells += [num(om), spread(r, "ort"), num(ratio(r, "ort"))]
             if args.torch:
-                cells += [num(tm), spread(r, "torch"), num(tm / mm)]
+                cells += [num(tm), spread(r, "torch"), num(ratio(r, "torch"))]
             if r.get("rel_err") is None:
                 acc = "-"
             else:
@@ -491,10 +501,10 @@ def chart(args, rows, path, date):
         xs, ys = [], []
         for k, n in enumerate(names):
             r = by.get((n, t))
-            ratio = median(r, e) / median(r, "minirt") if r else math.nan
-            if not math.isnan(ratio):
+            v = ratio(r, e) if r else math.nan
+            if not math.isnan(v):
                 xs.append(k + i * width)
-                ys.append(ratio)
+                ys.append(v)
         if xs:
             bars = ax.bar(xs, ys, width, label=f"{LABEL[e]}, {t} thread{'s' if t > 1 else ''}",
                           hatch="//" if e == "torch" else None)

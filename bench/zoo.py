@@ -20,7 +20,10 @@ outputs; for detection models the sorted scores, and how many boxes have a match
 may be kept or ordered differently),
 then --rounds alternating rounds of `minirt bench` and ONNX Runtime (CPUExecutionProvider, intra-op threads =
 --threads, sequential, all optimizations), each --duration seconds. Reported: both medians over all runs and
-ratio = ONNX Runtime's / minirt's (> 1: minirt faster). This is a coverage and outlier sweep with few rounds,
+ratio = the median over the rounds of ONNX Runtime's round median / minirt's (> 1: minirt faster): each round's
+pair is timed back to back, so a drift of the shared machine between rounds cancels (a median pooled over all
+runs does not: a fast round contributes more runs, and the pooled ratio could fall outside every round's ratio).
+The report ends with the geometric mean of the ratios and the models below 1.0. This is a coverage and outlier sweep with few rounds,
 not bench/compare.py's measurement; a ratio here is a lead to profile, not a result.
 
 --device cuda (no timing, no ONNX Runtime): per model, `minirt run --device cuda` (the module MRT_CUDA_MODULE
@@ -35,6 +38,7 @@ Exit status 1 when minirt fails a model or disagrees beyond 1e-3 (--device cuda:
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -161,17 +165,31 @@ def report(a, rows):
             f.write("- agreement: max |minirt - ORT| / max |ORT| over every output (detection: the sorted scores, and the "
                     "boxes that have a match of the same label within 1e-3; recurrent models: also each engine against "
                     "PyTorch's output)\n")
-            f.write("- ratio: ORT median / minirt median (> 1: minirt is faster), in brackets the range of the rounds' "
-                    "ratios; few rounds on a noisy machine: leads, not results\n\n")
+            f.write("- ms: median over all runs; ratio: the median over the rounds of ORT's round median / minirt's "
+                    "(> 1: minirt is faster), in brackets the range of the rounds' ratios; few rounds on a noisy "
+                    "machine: leads, not results\n\n")
             if a.baseline:
-                f.write(f"- baseline: `{a.baseline}`, timed first in every round; its ratio is ORT median / baseline "
-                        "median\n\n")
+                f.write(f"- baseline: `{a.baseline}`, timed first in every round; its ratio likewise, ORT's round "
+                        "median / the baseline's\n\n")
                 f.write("| model | family | agreement | minirt ms | ORT ms | ratio | baseline ms | baseline ratio |\n"
                         "|---|---|---|---|---|---|---|---|\n")
             else:
                 f.write("| model | family | agreement | minirt ms | ORT ms | ratio |\n|---|---|---|---|---|---|\n")
         for row in rows:
             f.write("| " + " | ".join(row) + " |\n")
+        if not cuda:
+            f.write(summary(rows, 5, "minirt") + (summary(rows, 7, "baseline") if a.baseline else ""))
+
+
+def summary(rows, col, who):
+    """The geometric mean of the ratios in column col (a number, then the rounds' range) and the models below 1."""
+    ratios = [(r[0], float(r[col].split()[0])) for r in rows if len(r) > col and r[col]]
+    if not ratios:
+        return ""
+    gmean = math.exp(sum(math.log(v) for _, v in ratios) / len(ratios))
+    below = [f"{n} {v:.2f}" for n, v in ratios if v < 1.0]
+    return (f"\n{who}: geometric mean of the ratios over {len(ratios)} models **{gmean:.2f}**; below 1.0: "
+            f"{len(below)}{' (' + ', '.join(below) + ')' if below else ''}\n")
 
 
 def main():
@@ -258,17 +276,19 @@ def main():
                 om = statistics.median(oround)
                 spread.append((om / statistics.median(mround), om / statistics.median(bround) if a.baseline else 0))
         m, o = (statistics.median(mt), statistics.median(ot)) if mt else (None, None)
+        ratio = statistics.median(x[0] for x in spread) if spread else None
+        bratio = statistics.median(x[1] for x in spread) if spread and a.baseline else None
         ms = lambda v: f"{v:.3f}" if v < 1 else f"{v:.2f}"  # the small recurrent models run in tens of us
         rng = lambda i: f" ({min(x[i] for x in spread):.2f}-{max(x[i] for x in spread):.2f})" if len(spread) > 1 else ""
         row = (n, meta["family"], f"{diff:.1e}{flag}", ms(m) if m else "", ms(o) if o else "",
-               f"{o / m:.2f}{rng(0)}" if m else "")
+               f"{ratio:.2f}{rng(0)}" if m else "")
         b = statistics.median(bt) if bt else None
         if a.baseline:
-            row += (ms(b) if b else "", f"{o / b:.2f}{rng(1)}" if b else "")
+            row += (ms(b) if b else "", f"{bratio:.2f}{rng(1)}" if b else "")
         rows.append(row)
         print(f"{n:40s} agreement {diff:.1e}{flag}  first run {first_s:.1f} s" +
-              (f"  minirt {ms(m)} ms  ORT {ms(o)} ms  ratio {o / m:.2f}" if m else "") +
-              (f"  baseline {ms(b)} ms  ratio {o / b:.2f}" if b else ""), flush=True)
+              (f"  minirt {ms(m)} ms  ORT {ms(o)} ms  ratio {ratio:.2f}{rng(0)}" if m else "") +
+              (f"  baseline {ms(b)} ms  ratio {bratio:.2f}{rng(1)}" if b else ""), flush=True)
         report(a, rows)
     report(a, rows)
     print(f"zoo.py: wrote {a.path}")
