@@ -173,6 +173,7 @@ typedef struct mp2d_job {
     const float *x;
     float *y;
     int64_t wp; /* padded columns the windows read */
+    int64_t planes, bands; /* mp_rows_range's tasks: band t / planes of plane t % planes (bands of output rows) */
 } mp2d_job;
 
 /* yr[o] = the max (NaN winning) of row[o * s + kw] over kw < KW. Inlined, so a constant s makes a loop of its own. */
@@ -343,14 +344,15 @@ __attribute__((target("avx512f"))) static void mp_flat_range(const mp2d_job *j, 
    loads as the row pass has rows, instead of a load (and a permute, at stride 2) per tap and row: GoogLeNet's and
    SqueezeNet's 3x3/2 pools. KH, KW and S constants where inlined with them. */
 __attribute__((target("avx512f"), always_inline)) static inline void mp_rows_plane(const mp2d_job *j, const float *xp,
-                                                                                  float *yp, float *row, int64_t KH,
-                                                                                  int64_t KW, int64_t S)
+                                                                                  float *yp, float *row, int64_t oh0,
+                                                                                  int64_t oh1, int64_t KH, int64_t KW,
+                                                                                  int64_t S)
 {
     const mrt_window *w = j->w;
-    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], sh = w->stride[0], pw = w->pad_begin[1];
+    int64_t H = w->in[0], W = w->in[1], OW = w->out[1], sh = w->stride[0], pw = w->pad_begin[1];
     int64_t wp = j->wp, nc = (wp + 15) / 16;
     const __m512 ninf = _mm512_set1_ps(-INFINITY), qnan = _mm512_set1_ps(NAN);
-    for (int64_t oh = 0; oh < OH; oh++) {
+    for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t h0 = oh * sh - w->pad_begin[0], hlo = h0 < 0 ? 0 : h0, hhi = h0 + KH < H ? h0 + KH : H;
         for (int64_t v = 0; v < nc; v++) {
             int64_t c = 16 * v - pw; /* the input column of buffer column 16 v */
@@ -411,15 +413,16 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 mp_rowmax
    NCHWc pool: 36 us). KH, KW and S constants where inlined with them. */
 __attribute__((target("avx512f"), always_inline)) static inline void mp_regs_plane(const mp2d_job *j, const float *xp,
                                                                                   float *yp, const __mmask16 *mk,
-                                                                                  int64_t KH, int64_t KW, int64_t S)
+                                                                                  int64_t oh0, int64_t oh1, int64_t KH,
+                                                                                  int64_t KW, int64_t S)
 {
     const mrt_window *w = j->w;
-    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], sh = w->stride[0], pw = w->pad_begin[1];
+    int64_t H = w->in[0], W = w->in[1], OW = w->out[1], sh = w->stride[0], pw = w->pad_begin[1];
     const __m512 qnan = _mm512_set1_ps(NAN);
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     int64_t ng = (OW + 15) / 16;
-    for (int64_t oh = 0; oh < OH; oh++) {
+    for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t h0 = oh * sh - w->pad_begin[0], hlo = h0 < 0 ? 0 : h0, hhi = h0 + KH < H ? h0 + KH : H;
         int64_t nr = hhi - hlo;
         float *yr = yp + oh * OW;
@@ -474,21 +477,23 @@ __attribute__((target("avx512f"))) static void mp_rows_range(const mp2d_job *j, 
     if (nmk > (int64_t)(sizeof mk / sizeof mk[0])) nmk = 0; /* never: mp_rows_ok bounds the row */
     for (int64_t v = 0; v < nmk; v++) mk[v] = mrt_mask16_inside(16 * v - w->pad_begin[1], w->in[1]);
     bool regs = nmk > 0 && (KW == 2 || KW == 3);
-    for (int64_t pl = begin; pl < end; pl++) {
+    for (int64_t t = begin; t < end; t++) {
+        int64_t pl = t % j->planes, band = t / j->planes, OH = w->out[0];
+        int64_t a = OH * band / j->bands, b = OH * (band + 1) / j->bands;
         const float *xp = j->x + pl * hw;
         float *yp = j->y + pl * ohw;
-        if (regs && KH == 3 && KW == 3 && S == 2) mp_regs_plane(j, xp, yp, mk, 3, 3, 2);
-        else if (regs && KH == 3 && KW == 3 && S == 1) mp_regs_plane(j, xp, yp, mk, 3, 3, 1);
-        else if (regs && KH == 2 && KW == 2 && S == 2) mp_regs_plane(j, xp, yp, mk, 2, 2, 2);
-        else if (regs && KW == 3 && S == 2) mp_regs_plane(j, xp, yp, mk, KH, 3, 2);
-        else if (regs && KW == 2 && S == 2) mp_regs_plane(j, xp, yp, mk, KH, 2, 2);
-        else if (regs && KW == 3) mp_regs_plane(j, xp, yp, mk, KH, 3, 1);
-        else if (regs) mp_regs_plane(j, xp, yp, mk, KH, 2, 1);
-        else if (KH == 3 && KW == 3 && S == 2) mp_rows_plane(j, xp, yp, row, 3, 3, 2);
-        else if (KH == 3 && KW == 3 && S == 1) mp_rows_plane(j, xp, yp, row, 3, 3, 1);
-        else if (KH == 2 && KW == 2 && S == 2) mp_rows_plane(j, xp, yp, row, 2, 2, 2);
-        else if (S == 2) mp_rows_plane(j, xp, yp, row, KH, KW, 2);
-        else mp_rows_plane(j, xp, yp, row, KH, KW, 1);
+        if (regs && KH == 3 && KW == 3 && S == 2) mp_regs_plane(j, xp, yp, mk, a, b, 3, 3, 2);
+        else if (regs && KH == 3 && KW == 3 && S == 1) mp_regs_plane(j, xp, yp, mk, a, b, 3, 3, 1);
+        else if (regs && KH == 2 && KW == 2 && S == 2) mp_regs_plane(j, xp, yp, mk, a, b, 2, 2, 2);
+        else if (regs && KW == 3 && S == 2) mp_regs_plane(j, xp, yp, mk, a, b, KH, 3, 2);
+        else if (regs && KW == 2 && S == 2) mp_regs_plane(j, xp, yp, mk, a, b, KH, 2, 2);
+        else if (regs && KW == 3) mp_regs_plane(j, xp, yp, mk, a, b, KH, 3, 1);
+        else if (regs) mp_regs_plane(j, xp, yp, mk, a, b, KH, 2, 1);
+        else if (KH == 3 && KW == 3 && S == 2) mp_rows_plane(j, xp, yp, row, a, b, 3, 3, 2);
+        else if (KH == 3 && KW == 3 && S == 1) mp_rows_plane(j, xp, yp, row, a, b, 3, 3, 1);
+        else if (KH == 2 && KW == 2 && S == 2) mp_rows_plane(j, xp, yp, row, a, b, 2, 2, 2);
+        else if (S == 2) mp_rows_plane(j, xp, yp, row, a, b, KH, KW, 2);
+        else mp_rows_plane(j, xp, yp, row, a, b, KH, KW, 1);
     }
 }
 
@@ -550,11 +555,22 @@ static bool mp2d_ok(const mrt_window *w)
     return (w->out[1] - 1) * w->stride[1] + w->kernel[1] <= MP_ROW;
 }
 
+/* Large planes on several threads: each thread takes a band of output rows of every plane (tasks band-major, so a
+   thread's share is its band), not a range of planes, as the depthwise convs and the stems' rows do
+   (ops_cpu/conv_depthwise.c): the rows it reads were written by its own core, and the rows it writes are the ones
+   that core reads next; by planes, half of each came from, and went to, the other core's cache. */
+enum { MP_BAND_MIN_OHW = 1024 };
+
 static void maxpool2d_f32(const mrt_op_ctx *ctx, const mrt_window *w, int64_t planes, const float *x, float *y)
 {
-    mp2d_job j = {w, x, y, (w->out[1] - 1) * w->stride[1] + w->kernel[1]};
+    mp2d_job j = {w, x, y, (w->out[1] - 1) * w->stride[1] + w->kernel[1], planes, 1};
     int64_t work = w->out[0] * w->out[1] * w->kernel[0] * w->kernel[1];
-    mrt_parallel_for(ctx, planes, work >= 32768 ? 1 : 32768 / (work > 0 ? work : 1), mp2d_range, &j);
+#ifdef POOL_HAVE_AVX512
+    if (ctx && ctx->n_threads > 1 && !mp_flat_ok(w) && (mp_rows_ok(w) || mp_regs_ok(w)) &&
+        w->out[0] * w->out[1] >= MP_BAND_MIN_OHW && w->out[0] >= 2 * ctx->n_threads)
+        j.bands = ctx->n_threads;
+#endif
+    mrt_parallel_for(ctx, planes * j.bands, work >= 32768 ? 1 : 32768 / (work > 0 ? work : 1), mp2d_range, &j);
 }
 
 static mrt_status mrt_cpu_maxpool(mrt_op_ctx *ctx)

@@ -198,6 +198,11 @@ Test(fastpath, maxpool2d)
         {"MaxPool", 1, 2, 34, 50, 2, 2, 2, 2, {0, 0, 0, 0}, false, 1},
         {"MaxPool", 1, 2, 20, 30, 9, 9, 1, 1, {4, 4, 4, 4}, false, 2},
         {"MaxPool", 2, 2, 9, 33, 5, 2, 1, 1, {2, 1, 2, 0}, true, 2},
+        /* at least 1024 output positions on 2 threads: bands of output rows (MP_BAND_MIN_OHW), odd row counts, ceil
+           mode (SqueezeNet's 3x3/2 on 111x111), two images, the 2x2/2 kernel */
+        {"MaxPool", 1, 3, 111, 111, 3, 3, 2, 2, {0, 0, 0, 0}, true, 3},
+        {"MaxPool", 2, 2, 67, 65, 3, 3, 1, 1, {1, 1, 1, 1}, false, 2},
+        {"MaxPool", 1, 2, 90, 70, 2, 2, 2, 2, {0, 0, 0, 0}, false, 1},
     };
     run_pool_cases(&r, "MaxPool", fixed, sizeof fixed / sizeof fixed[0], 120, 3, 12);
 }
