@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/graph.h"
 #include "ops_cpu/conv_workspace.h"
 #include "harness.h"
 #include "ref/linear_ref.h"
@@ -261,6 +262,76 @@ Test(linear, conv_taps_reading_only_padding_keep_the_bits)
                     .d = {3, 3, 3}, .pads = {3, 3, 3, 3, 3, 3}, .auto_pad = "NOTSET", .bias = true, .kernel_attr = true,
                     .dt = MRT_DTYPE_FLOAT};
     run_conv(&r, &d3, "dead taps, 3-D");
+}
+
+/* The live taps' bands (ops_cpu/conv.c) with a fused epilogue: each band's last k block applies it, the residual
+   indexed by the band's place in Y. DeepLabV3's block: Conv (dilation 12 on 14x14) -> BatchNormalization ->
+   Add(residual) -> Relu fused into the Conv (engine/fuse.c) gives the bits of the four nodes run unfused, on 1 and
+   2 threads, two images. */
+static mrt_model *dilated_conv_block(th_rng *r, int64_t c, int64_t m, int64_t d)
+{
+    mrt_model *md = mrt_model_new();
+    md->graph = mrt_graph_new("g");
+    mrt_model_set_opset(md, "", 17);
+    mrt_graph *g = md->graph;
+    mrt_graph_add_input(g, "x", NULL, NULL);
+    mrt_tensor w1 = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){m, c, 1, 1}, -1, 1);
+    mrt_tensor w = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){m, c, 3, 3}, -1, 1);
+    mrt_tensor b = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, -1, 1), scale = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, 0.5, 2);
+    mrt_tensor shift = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, -1, 1), mean = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, -1, 1);
+    mrt_tensor var = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, 0.5, 2);
+    const char *names[] = {"w1", "w", "b", "scale", "shift", "mean", "var"};
+    mrt_tensor *ts[] = {&w1, &w, &b, &scale, &shift, &mean, &var};
+    for (int i = 0; i < 7; i++) {
+        cr_assert_eq(mrt_graph_set_initializer(g, names[i], ts[i]), MRT_STATUS_OK);
+        mrt_tensor_release(ts[i]);
+    }
+    mrt_node *n;
+    mrt_graph_add_node(g, "residual", "Conv", "", 2, (const char *[]){"x", "w1"}, 1, (const char *[]){"res"}, &n);
+    mrt_graph_add_node(g, "aspp", "Conv", "", 3, (const char *[]){"x", "w", "b"}, 1, (const char *[]){"cv"}, &n);
+    mrt_node_add_attr_ints(n, "dilations", 2, (int64_t[]){d, d});
+    mrt_node_add_attr_ints(n, "pads", 4, (int64_t[]){d, d, d, d});
+    mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"cv", "scale", "shift", "mean", "var"}, 1,
+                       (const char *[]){"bn"}, &n);
+    mrt_graph_add_node(g, "add", "Add", "", 2, (const char *[]){"bn", "res"}, 1, (const char *[]){"sum"}, &n);
+    mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"sum"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    return md;
+}
+
+Test(linear, conv_live_taps_bands_with_a_fused_epilogue_keep_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_live_bands_fused"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 40, 14, 14}, -1, 1);
+    mrt_tensor y[3];
+    int fused[3];
+    for (int v = 0; v < 3; v++) { /* unfused on 1 thread, fused on 1 and 2 */
+        th_rng wr;
+        th_rng_init(&wr, 7); /* the same weights in every session */
+        mrt_model *m = dilated_conv_block(&wr, 40, 24, 12);
+        mrt_session_options opt = mrt_session_options_default();
+        opt.no_fuse = v == 0;
+        opt.n_threads = v == 2 ? 2 : 1;
+        mrt_session *s;
+        cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+        const char *name = "x";
+        mrt_value xv = mrt_value_from_tensor(x);
+        cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK, "%s", mrt_last_error());
+        cr_assert_eq(mrt_tensor_copy(&y[v], &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
+        mrt_session_stats st;
+        mrt_session_get_stats(s, &st);
+        fused[v] = st.fused_nodes;
+        mrt_session_free(s);
+        mrt_model_free(m);
+    }
+    cr_assert_eq(fused[0], 0);
+    cr_assert_eq(fused[1], 3, "BatchNormalization, Add and Relu fused into the Conv: %d nodes fused", fused[1]);
+    size_t nb = mrt_tensor_nbytes(&y[0]);
+    cr_assert(memcmp(y[0].data, y[1].data, nb) == 0, "fused and unfused differ");
+    cr_assert(memcmp(y[0].data, y[2].data, nb) == 0, "fused on 2 threads and unfused differ");
+    for (int v = 0; v < 3; v++) mrt_tensor_release(&y[v]);
+    mrt_tensor_release(&x);
 }
 
 /* An infinite weight on a tap that reads only padding: inf * 0 is NaN in the full product, so every output is NaN
