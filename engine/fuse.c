@@ -213,6 +213,8 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
     mrt_exec *e = fs->e;
     const mrt_node *pn = node_of(e, p);
     bool conv = is_op(pn, "Conv");
+    /* an element-wise producer (Add, Mul, ...: wav2vec2's GroupNorm affine before its GELU) takes only the GELU */
+    bool elementwise = !conv && !is_op(pn, "MatMul") && !is_op(pn, "Gemm");
     int x = pn->outputs[0];
     const mrt_tensor *xt = &e->vals[x].tensor;
     if (xt->rank < (conv ? 2 : 1)) return NULL;
@@ -234,6 +236,7 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
             stage = DONE;
             break;
         }
+        if (elementwise) break;
         /* SiLU: x read by exactly Sigmoid(x) -> s and Mul(x, s), s read by the Mul alone */
         if (r < 0 && plain_value(fs, x) && fs->readers[x] == 2 && stage <= AT_ACT) {
             int sig, mul;
