@@ -106,11 +106,21 @@ static void run_conv(th_rng *r, const conv_case *cc, const char *label)
                                  .dilation = {cc->d[0], cc->d[1]}}};
     bool winograd = mrt_conv_winograd_floats(&p, cc->dt, true, 1) > 0; /* another sum: conv_3x3_winograd checks it */
     bool depthwise = cc->group > 1 && cc->group == cc->c && cc->group == cc->m; /* its own order (test_ops_depthwise) */
-    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && !depthwise && !winograd) {
+    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp <= 2 && !depthwise && !winograd) {
         int64_t yn = th_numel(rank, ys);
         float *yc = malloc((size_t)yn * sizeof(float));
         cr_assert(yc);
-        conv_chain_ref(cc, &g, x.data, w.data, cc->bias ? b.data : NULL, yc);
+        if (cc->nsp == 1) { /* the same chains as a 2-D Conv on one row */
+            conv_case c2 = *cc;
+            c2.nsp = 2;
+            c2.in[0] = 1, c2.in[1] = cc->in[0], c2.k[0] = 1, c2.k[1] = cc->k[0], c2.s[0] = 1, c2.s[1] = cc->s[0];
+            c2.d[0] = 1, c2.d[1] = cc->d[0];
+            lr_geom g2 = g;
+            g2.out[0] = 1, g2.out[1] = g.out[0], g2.pads[0] = 0, g2.pads[1] = g.pads[0];
+            conv_chain_ref(&c2, &g2, x.data, w.data, cc->bias ? b.data : NULL, yc);
+        } else {
+            conv_chain_ref(cc, &g, x.data, w.data, cc->bias ? b.data : NULL, yc);
+        }
         for (int64_t i = 0; i < yn; i++) {
             float got = ((float *)y.data)[i];
             cr_assert(memcmp(&got, &yc[i], sizeof got) == 0, "%s: element %lld is %a, the GEMM's chain gives %a",
@@ -164,6 +174,37 @@ Test(linear, conv_random)
                  (long long)cc.c, (long long)cc.m, cc.auto_pad);
         run_conv(&r, &cc, label);
     }
+}
+
+/* 1-D float convolutions with long kernels at stride 1 (wav2vec2's positional Conv: 128 taps, pads 64, 16 groups)
+   pack B's rows as slices of the input rows (ops_cpu/conv.c): panels that start and end in the padding, a slice
+   shorter than a panel, products deeper than one 256-k block, dilation 2, batch 2, 1 and 2 threads; float64
+   reference and the GEMM's chains bit for bit (run_conv). */
+Test(linear, conv_1d_long_kernels)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_1d_long_kernels"));
+    const int64_t cases[][9] = {/* n, c, m, group, in, k, d, pad_begin, pad_end */
+                                {1, 32, 32, 16, 49, 128, 1, 64, 64}, {2, 8, 6, 2, 100, 9, 1, 4, 4},
+                                {1, 4, 8, 1, 200, 17, 2, 0, 3},     {1, 3, 5, 1, 30, 40, 1, 20, 19},
+                                {2, 6, 4, 2, 61, 12, 1, 11, 0}};
+    for (int i = 0; i < 5; i++)
+        for (int t = 1; t <= 2; t++) {
+            const int64_t *q = cases[i];
+            conv_case cc;
+            memset(&cc, 0, sizeof cc);
+            cc.nsp = 1;
+            cc.n = q[0], cc.c = q[1], cc.m = q[2], cc.group = q[3], cc.in[0] = q[4], cc.k[0] = q[5], cc.d[0] = q[6];
+            cc.s[0] = 1, cc.pads[0] = q[7], cc.pads[1] = q[8];
+            cc.auto_pad = "NOTSET";
+            cc.bias = i % 2 == 0;
+            cc.kernel_attr = true;
+            cc.dt = MRT_DTYPE_FLOAT;
+            cc.threads = t;
+            char label[96];
+            snprintf(label, sizeof label, "1-D case %d, k %lld, %d threads", i, (long long)q[5], t);
+            run_conv(&r, &cc, label);
+        }
 }
 
 /* 2-D float convolutions with rows of many widths: the packer builds each 48-column panel row from runs of image
