@@ -1,6 +1,7 @@
 /* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
  * Sigmoid+Mul (SiLU) | HardSwish | GELU written out (Div, Erf, Add, Mul, Mul)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
- * activations], float32, each link the only reader of the value before it; before a pointwise Conv, a
+ * activations], and float Add/Sub/Mul/Div -> [GELU written out] only, float32, each link the only reader of the
+ * value before it; before a pointwise Conv, a
  * per-channel Mul(x, s) that only the Conv reads, and before a 2-D AveragePool, a zero Pad that only it reads
  * (mrt_prologue). */
 #include "engine/fuse.h"
