@@ -1,7 +1,8 @@
 /* Element-wise work fused into the node that produces its input (engine/fuse.c decides, at plan time):
  * Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid | SiLU (x * Sigmoid(x)) | HardSwish |
  * GELU written out with Erf], and
- * MatMul/Gemm -> [Add(bias vector)] -> [Add(residual)] -> [the same activations], run as one step whose kernel
+ * MatMul/Gemm -> [Add(bias vector)] -> [Add(residual)] -> [the same activations], and Add/Sub/Mul/Div -> [GELU
+ * written out with Erf] (ops_cpu/elementwise_binary.c), run as one step whose kernel
  * writes the last node's output, applying these post-ops to each block of results while it is
  * still in cache. Each post-op computes exactly what the stand-alone kernel computes (the same formula, the same
  * functions), so a fused run gives the same bits as an unfused one (--no-fuse). */

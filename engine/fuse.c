@@ -1,6 +1,7 @@
 /* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
  * Sigmoid+Mul (SiLU) | HardSwish | GELU written out (Div, Erf, Add, Mul, Mul)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
- * activations], float32, each link the only reader of the value before it; before a pointwise Conv, a
+ * activations], and float Add/Sub/Mul/Div -> [GELU written out] only, float32, each link the only reader of the
+ * value before it; before a pointwise Conv, a
  * per-channel Mul(x, s) that only the Conv reads, and before a 2-D AveragePool, a zero Pad that only it reads
  * (mrt_prologue). */
 #include "engine/fuse.h"
@@ -213,6 +214,8 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
     mrt_exec *e = fs->e;
     const mrt_node *pn = node_of(e, p);
     bool conv = is_op(pn, "Conv");
+    /* an element-wise producer (Add, Mul, ...: wav2vec2's GroupNorm affine before its GELU) takes only the GELU */
+    bool elementwise = !conv && !is_op(pn, "MatMul") && !is_op(pn, "Gemm");
     int x = pn->outputs[0];
     const mrt_tensor *xt = &e->vals[x].tensor;
     if (xt->rank < (conv ? 2 : 1)) return NULL;
@@ -234,6 +237,7 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
             stage = DONE;
             break;
         }
+        if (elementwise) break;
         /* SiLU: x read by exactly Sigmoid(x) -> s and Mul(x, s), s read by the Mul alone */
         if (r < 0 && plain_value(fs, x) && fs->readers[x] == 2 && stage <= AT_ACT) {
             int sig, mul;

@@ -397,6 +397,29 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
 #endif
     k0 += cs->k_base;
     k1 += cs->k_base;
+    if (nsp == 1 && s == 1 && kn > 8 && !cs->taps) {
+        /* 1-D, stride 1, long kernels (wav2vec2's positional Conv: 128 taps, 16 channels a group): below, the runs
+           worked out per (panel, tap) are replayed for only K_BLOCK / kn channels (2), and that setup was most of
+           the layer (1.9 ms; ORT 0.8). Row kk = (c, tap) of a panel is a contiguous slice of channel c's row with
+           zeros outside it: copied directly. */
+        for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
+            int64_t jn = (jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1) - jb, ob = jb + cs->j_base;
+            float *panel = dst + q * kc * MRT_SGEMM_NR;
+            for (int64_t kk = k0; kk < k1; kk++) {
+                int64_t koff, lo, hi;
+                last_axis_range(w, kk % kn, &koff, &lo, &hi);
+                const float *im = cs->x + kk / kn * cs->in_numel + koff;
+                float *d = panel + (kk - k0) * MRT_SGEMM_NR;
+                int64_t a = lo - ob, b = hi - ob; /* the columns that read the image */
+                a = a < 0 ? 0 : a > jn ? jn : a;
+                b = b < a ? a : b > jn ? jn : b;
+                for (int64_t j = 0; j < a; j++) d[j] = 0.0f;
+                for (int64_t j = a; j < b; j++) d[j] = im[ob + j];
+                for (int64_t j = b; j < MRT_SGEMM_NR; j++) d[j] = 0.0f;
+            }
+        }
+        return;
+    }
     for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
         int64_t je = jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1;
         float *panel = dst + q * kc * MRT_SGEMM_NR;

@@ -229,6 +229,8 @@ mrt_status mrt_ew_run_unary(mrt_op_ctx *ctx, const mrt_ew_unary_fn *fns, const m
 
 /* every kernel here writes each output element once (mrt_ew_broadcast, flat ranges, the variadic folds) */
 #define K(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL}
+/* Add/Sub/Mul/Div also apply a fused epilogue (engine/fuse.c takes only a GELU written out after them) */
+#define KE(op, v, fn) {"", op, v, fn, NULL, NULL, NULL, MRT_KERNEL_WRITES_ALL | MRT_KERNEL_EPILOGUE}
 
 const mrt_kernel mrt_cpu_kernels_elementwise[] = {
     K("Abs", 1, mrt_cpu_abs), K("Abs", 6, mrt_cpu_abs), K("Abs", 13, mrt_cpu_abs),
@@ -278,14 +280,14 @@ const mrt_kernel mrt_cpu_kernels_elementwise[] = {
     K("Clip", 1, mrt_cpu_clip), K("Clip", 6, mrt_cpu_clip), K("Clip", 11, mrt_cpu_clip),
     K("Clip", 12, mrt_cpu_clip), K("Clip", 13, mrt_cpu_clip),
 
-    K("Add", 1, mrt_cpu_add), K("Add", 6, mrt_cpu_add), K("Add", 7, mrt_cpu_add), K("Add", 13, mrt_cpu_add),
-    K("Add", 14, mrt_cpu_add),
-    K("Sub", 1, mrt_cpu_sub), K("Sub", 6, mrt_cpu_sub), K("Sub", 7, mrt_cpu_sub), K("Sub", 13, mrt_cpu_sub),
-    K("Sub", 14, mrt_cpu_sub),
-    K("Mul", 1, mrt_cpu_mul), K("Mul", 6, mrt_cpu_mul), K("Mul", 7, mrt_cpu_mul), K("Mul", 13, mrt_cpu_mul),
-    K("Mul", 14, mrt_cpu_mul),
-    K("Div", 1, mrt_cpu_div), K("Div", 6, mrt_cpu_div), K("Div", 7, mrt_cpu_div), K("Div", 13, mrt_cpu_div),
-    K("Div", 14, mrt_cpu_div),
+    KE("Add", 1, mrt_cpu_add), KE("Add", 6, mrt_cpu_add), KE("Add", 7, mrt_cpu_add), KE("Add", 13, mrt_cpu_add),
+    KE("Add", 14, mrt_cpu_add),
+    KE("Sub", 1, mrt_cpu_sub), KE("Sub", 6, mrt_cpu_sub), KE("Sub", 7, mrt_cpu_sub), KE("Sub", 13, mrt_cpu_sub),
+    KE("Sub", 14, mrt_cpu_sub),
+    KE("Mul", 1, mrt_cpu_mul), KE("Mul", 6, mrt_cpu_mul), KE("Mul", 7, mrt_cpu_mul), KE("Mul", 13, mrt_cpu_mul),
+    KE("Mul", 14, mrt_cpu_mul),
+    KE("Div", 1, mrt_cpu_div), KE("Div", 6, mrt_cpu_div), KE("Div", 7, mrt_cpu_div), KE("Div", 13, mrt_cpu_div),
+    KE("Div", 14, mrt_cpu_div),
     K("Pow", 1, mrt_cpu_pow), K("Pow", 7, mrt_cpu_pow), K("Pow", 12, mrt_cpu_pow), K("Pow", 13, mrt_cpu_pow),
     K("Pow", 15, mrt_cpu_pow),
     K("Mod", 10, mrt_cpu_mod), K("Mod", 13, mrt_cpu_mod),

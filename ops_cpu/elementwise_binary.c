@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ops_cpu/elementwise.h"
+#include "ops_cpu/epilogue.h"
 #include "ops_cpu/simd.h"
 
 /* o[i] = EXPR(x = a[i*sa], y = b[i*sb]) after the prologue PRO; one loop per stride pattern so the common
@@ -230,6 +231,7 @@ typedef struct arith_job {
     const float *a, *b;  /* a: out's shape */
     float *o;
     int64_t c, inner;    /* out[i] uses b[(i / inner) % c] */
+    const mrt_epilogue *ep; /* fused successors (a GELU written out), applied to each block while in cache */
 } arith_job;
 
 /* o[i] = a[i] op b[i] (swap: b[i] op a[i]) */
@@ -271,9 +273,8 @@ static void arith_vs(arith_op op, bool swap, float *o, const float *a, float s, 
     }
 }
 
-static void arith_range(void *arg, int64_t begin, int64_t end)
+static void arith_block(const arith_job *j, int64_t begin, int64_t end)
 {
-    const arith_job *j = arg;
     if (j->inner == 1) { /* b varies along the last dims: runs of b's whole block (same shape: one run) */
         for (int64_t i = begin; i < end;) {
             int64_t k = i % j->c, stop = i - k + j->c < end ? i - k + j->c : end;
@@ -286,6 +287,21 @@ static void arith_range(void *arg, int64_t begin, int64_t end)
         int64_t row = i / j->inner, stop = (row + 1) * j->inner < end ? (row + 1) * j->inner : end;
         arith_vs(j->op, j->swap, j->o + i, j->a + i, j->b[row % j->c], stop - i);
         i = stop;
+    }
+}
+
+/* With an epilogue, blocks of 4096 results (16 KB, in L1 when the epilogue reads them back) */
+static void arith_range(void *arg, int64_t begin, int64_t end)
+{
+    const arith_job *j = arg;
+    if (!j->ep) {
+        arith_block(j, begin, end);
+        return;
+    }
+    for (int64_t i = begin; i < end; i += 4096) {
+        int64_t stop = end - i < 4096 ? end : i + 4096;
+        arith_block(j, i, stop);
+        mrt_epilogue_apply(j->ep, j->o + i, stop - i, 0, i);
     }
 }
 
@@ -324,7 +340,7 @@ static bool run_arith_f32(mrt_op_ctx *ctx, arith_op op)
     if (!out || !a || !b || a->dtype != MRT_DTYPE_FLOAT || b->dtype != MRT_DTYPE_FLOAT || out->dtype != MRT_DTYPE_FLOAT ||
         mrt_ew_is_legacy(ctx))
         return false;
-    arith_job j = {.op = op, .o = out->data};
+    arith_job j = {.op = op, .o = out->data, .ep = ctx->epilogue && ctx->epilogue->n_ops ? ctx->epilogue : NULL};
     if (mrt_tensor_same_shape(a, out) && block_broadcast(out, b, &j.c, &j.inner)) {
         j.a = a->data;
         j.b = b->data;
@@ -345,7 +361,10 @@ static bool run_arith_f32(mrt_op_ctx *ctx, arith_op op)
     mrt_status mrt_cpu_##kname(mrt_op_ctx *ctx)                                                                \
     {                                                                                                          \
         if (run_arith_f32(ctx, OP)) return MRT_STATUS_OK;                                                      \
-        return run_binary(ctx, table##_fns, NULL);                                                             \
+        MRT_TRY(run_binary(ctx, table##_fns, NULL));                                                           \
+        const mrt_tensor *o_ = mrt_output(ctx, 0); /* fused successors: only on float32 outputs */              \
+        if (o_ && o_->dtype == MRT_DTYPE_FLOAT) mrt_epilogue_apply(ctx->epilogue, o_->data, mrt_tensor_numel(o_), 0, 0); \
+        return MRT_STATUS_OK;                                                                                  \
     }
 
 ARITH_KERNEL(add, add, AR_ADD)

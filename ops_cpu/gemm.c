@@ -343,6 +343,25 @@ static mrt_status matmul_sgemm(mrt_op_ctx *ctx, const mrt_matmul_dims *d, const 
     return MRT_STATUS_OK;
 }
 
+/* Batches [i0, i1) of a float MatMul that is not on minirt's GEMM (n == 1), each as matmul_f32 computes it */
+typedef struct matvec_batches {
+    const mrt_matmul_dims *d;
+    const float *a, *b;
+    float *y;
+} matvec_batches;
+
+static void matvec_batch_range(void *arg, int64_t i0, int64_t i1)
+{
+    const matvec_batches *mb = arg;
+    const mrt_matmul_dims *d = mb->d;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t ia, ib;
+        batch_index(d, i, &ia, &ib);
+        mrt_lin_sgemm(false, false, d->m, d->n, d->k, 1.0f, mb->a + ia * d->m * d->k, d->k, mb->b + ib * d->k * d->n,
+                      d->n, 0.0f, mb->y + i * d->m * d->n, d->n);
+    }
+}
+
 static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
 {
     const mrt_tensor *a = mrt_input(ctx, 0), *b = mrt_input(ctx, 1);
@@ -355,7 +374,13 @@ static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
     if (matmul_uses_sgemm(&d, dt)) return matmul_sgemm(ctx, &d, a->data, b->data, y->data);
     switch (dt) {
     case MRT_DTYPE_FLOAT: {
-        matmul_f32(&d, a->data, b->data, y->data);
+        if (ctx->n_threads > 1 && !b_is_broadcast(&d) && batch_count(&d) >= 2 * ctx->n_threads) {
+            /* matrix-vector products per batch (ConvBERT's 192 [64, 9] x [9, 1]): the batches over the threads */
+            matvec_batches mb = {&d, a->data, b->data, y->data};
+            mrt_parallel_for(ctx, batch_count(&d), 8, matvec_batch_range, &mb);
+        } else {
+            matmul_f32(&d, a->data, b->data, y->data);
+        }
         int64_t cols = y->rank ? y->shape[y->rank - 1] : 1, n = mrt_tensor_numel(y);
         if (cols > 0) mrt_epilogue_apply_rows(ctx->epilogue, y->data, n / cols, cols, cols, 0, 0); /* fused successors */
         break;

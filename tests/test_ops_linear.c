@@ -107,11 +107,21 @@ static void run_conv(th_rng *r, const conv_case *cc, const char *label)
                                  .dilation = {cc->d[0], cc->d[1]}}};
     bool winograd = mrt_conv_winograd_floats(&p, cc->dt, true, 1) > 0; /* another sum: conv_3x3_winograd checks it */
     bool depthwise = cc->group > 1 && cc->group == cc->c && cc->group == cc->m; /* its own order (test_ops_depthwise) */
-    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp == 2 && !depthwise && !winograd) {
+    if (cc->dt == MRT_DTYPE_FLOAT && cc->nsp <= 2 && !depthwise && !winograd) {
         int64_t yn = th_numel(rank, ys);
         float *yc = malloc((size_t)yn * sizeof(float));
         cr_assert(yc);
-        conv_chain_ref(cc, &g, x.data, w.data, cc->bias ? b.data : NULL, yc);
+        if (cc->nsp == 1) { /* the same chains as a 2-D Conv on one row */
+            conv_case c2 = *cc;
+            c2.nsp = 2;
+            c2.in[0] = 1, c2.in[1] = cc->in[0], c2.k[0] = 1, c2.k[1] = cc->k[0], c2.s[0] = 1, c2.s[1] = cc->s[0];
+            c2.d[0] = 1, c2.d[1] = cc->d[0];
+            lr_geom g2 = g;
+            g2.out[0] = 1, g2.out[1] = g.out[0], g2.pads[0] = 0, g2.pads[1] = g.pads[0];
+            conv_chain_ref(&c2, &g2, x.data, w.data, cc->bias ? b.data : NULL, yc);
+        } else {
+            conv_chain_ref(cc, &g, x.data, w.data, cc->bias ? b.data : NULL, yc);
+        }
         for (int64_t i = 0; i < yn; i++) {
             float got = ((float *)y.data)[i];
             cr_assert(memcmp(&got, &yc[i], sizeof got) == 0, "%s: element %lld is %a, the GEMM's chain gives %a",
@@ -165,6 +175,37 @@ Test(linear, conv_random)
                  (long long)cc.c, (long long)cc.m, cc.auto_pad);
         run_conv(&r, &cc, label);
     }
+}
+
+/* 1-D float convolutions with long kernels at stride 1 (wav2vec2's positional Conv: 128 taps, pads 64, 16 groups)
+   pack B's rows as slices of the input rows (ops_cpu/conv.c): panels that start and end in the padding, a slice
+   shorter than a panel, products deeper than one 256-k block, dilation 2, batch 2, 1 and 2 threads; float64
+   reference and the GEMM's chains bit for bit (run_conv). */
+Test(linear, conv_1d_long_kernels)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_1d_long_kernels"));
+    const int64_t cases[][9] = {/* n, c, m, group, in, k, d, pad_begin, pad_end */
+                                {1, 32, 32, 16, 49, 128, 1, 64, 64}, {2, 8, 6, 2, 100, 9, 1, 4, 4},
+                                {1, 4, 8, 1, 200, 17, 2, 0, 3},     {1, 3, 5, 1, 30, 40, 1, 20, 19},
+                                {2, 6, 4, 2, 61, 12, 1, 11, 0}};
+    for (int i = 0; i < 5; i++)
+        for (int t = 1; t <= 2; t++) {
+            const int64_t *q = cases[i];
+            conv_case cc;
+            memset(&cc, 0, sizeof cc);
+            cc.nsp = 1;
+            cc.n = q[0], cc.c = q[1], cc.m = q[2], cc.group = q[3], cc.in[0] = q[4], cc.k[0] = q[5], cc.d[0] = q[6];
+            cc.s[0] = 1, cc.pads[0] = q[7], cc.pads[1] = q[8];
+            cc.auto_pad = "NOTSET";
+            cc.bias = i % 2 == 0;
+            cc.kernel_attr = true;
+            cc.dt = MRT_DTYPE_FLOAT;
+            cc.threads = t;
+            char label[96];
+            snprintf(label, sizeof label, "1-D case %d, k %lld, %d threads", i, (long long)q[5], t);
+            run_conv(&r, &cc, label);
+        }
 }
 
 /* 2-D float convolutions with rows of many widths: the packer builds each 48-column panel row from runs of image
@@ -1225,6 +1266,60 @@ Test(linear, matmul_shapes)
                 continue;
             }
             run_matmul(&r, dts[d], cases[i].ra, cases[i].as, cases[i].rb, cases[i].bs, label);
+        }
+}
+
+/* One row's sum as ops_cpu/matvec.c defines it: 16 partial sums (term k into sum k mod 16, in order, from +0), folded
+   pairwise (8, 4, 2, 1). */
+static float matvec_chain_ref(const float *row, const float *x, int64_t k)
+{
+    float acc[16] = {0};
+    for (int64_t kk = 0; kk < k; kk++) acc[kk % 16] += row[kk] * x[kk];
+    for (int w = 8; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+    return acc[0];
+}
+
+/* Batched matrix-vector MatMuls [B, m, k] x [B, k, 1] (ConvBERT's lightweight convolutions: 192 x [64, 9] x [9, 1]):
+   short rows 16 at a time as lanes, a row tail of fewer than 16, k over and under 16, batches over 1 and 2
+   threads; the matrix-vector order bit for bit and float64 closeness. */
+Test(linear, matmul_batched_matrix_vector)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.matmul_batched_matvec"));
+    const int64_t cases[][3] = {{24, 64, 9}, {5, 37, 16}, {9, 16, 17}, {12, 50, 32}, {8, 21, 1}, {6, 19, 40}};
+    for (int i = 0; i < 6; i++)
+        for (int t = 1; t <= 2; t++) {
+            int64_t nb = cases[i][0], m = cases[i][1], k = cases[i][2];
+            int64_t as[3] = {nb, m, k}, bs[3] = {nb, k, 1}, ys[3] = {nb, m, 1};
+            mrt_tensor a = th_rand(&r, MRT_DTYPE_FLOAT, 3, as, -1, 1), b = th_rand(&r, MRT_DTYPE_FLOAT, 3, bs, -1, 1);
+            th_case *tc = th_begin("MatMul", "", 13);
+            th_input(tc, &a);
+            th_input(tc, &b);
+            mrt_session_options opt = mrt_session_options_default();
+            opt.n_threads = t;
+            mrt_tensor y;
+            cr_assert_eq(th_run_opt(tc, &opt, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+            char label[96];
+            snprintf(label, sizeof label, "[%lld, %lld, %lld] x [., ., 1], %d threads", (long long)nb, (long long)m,
+                     (long long)k, t);
+            double *ad = th_to_f64(&a), *bd = th_to_f64(&b), *ed = th_alloc_f64(nb * m);
+            lr_matmul(3, as, ad, 3, bs, bd, ed, NULL, 0, NULL, 0);
+            th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 3, ys, label);
+            const float *af = a.data, *bf = b.data, *yf = y.data;
+            for (int64_t bi = 0; bi < nb; bi++)
+                for (int64_t row = 0; row < m; row++) {
+                    float want = matvec_chain_ref(af + (bi * m + row) * k, bf + bi * k, k), got = yf[bi * m + row];
+                    cr_assert(memcmp(&got, &want, sizeof got) == 0, "%s: batch %lld row %lld is %a, the chain gives %a",
+                              label, (long long)bi, (long long)row, (double)got, (double)want);
+                }
+            free(ad);
+            free(bd);
+            free(ed);
+            mrt_tensor_release(&y);
+            mrt_tensor_release(&a);
+            mrt_tensor_release(&b);
+            th_free(tc);
         }
 }
 

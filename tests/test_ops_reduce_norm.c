@@ -957,6 +957,69 @@ Test(norm, instance_and_group)
     }
 }
 
+/* float32 Instance/GroupNormalization on long rows (chunks of 512 and a tail), rows split over the threads and taken
+   four at a time (ops_cpu/norm.c) or one by one: against float64, 1 and 2 threads bit for bit, and a row gives the
+   same bits on either path (the groups rotated by one, so the last group's row, which went alone, now goes in a
+   block of four). */
+Test(norm, instance_and_group_long_rows)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("norm.instance_and_group_long_rows"));
+    for (int variant = 0; variant < 2; variant++) {
+        int64_t groups = 5, cpg = variant ? 2 : 1, C = groups * cpg, s = variant ? 550 : 1101;
+        int64_t shape[3] = {1, C, s}, n = C * s, plane = cpg * s;
+        rt x = rt_rand(&r, MRT_DTYPE_FLOAT, 3, shape, -3, 3);
+        rt sc = rt_rand(&r, MRT_DTYPE_FLOAT, 1, &C, 0.5, 2), b = rt_rand(&r, MRT_DTYPE_FLOAT, 1, &C, -1, 1);
+        double *expect = malloc((size_t)n * sizeof(double));
+        cr_assert(expect);
+        ref_groupnorm(x.v, 3, shape, groups, sc.v, b.v, false, 1e-5f, expect);
+        const char *op = variant ? "GroupNormalization" : "InstanceNormalization";
+        mrt_tensor y[3];
+        for (int k = 0; k < 3; k++) {
+            /* k 2: groups rotated by one (the last first), on 2 threads */
+            mrt_tensor xt = x.t, st = sc.t, bt = b.t;
+            if (k == 2) {
+                cr_assert_eq(mrt_tensor_copy(&xt, &x.t), MRT_STATUS_OK);
+                cr_assert_eq(mrt_tensor_copy(&st, &sc.t), MRT_STATUS_OK);
+                cr_assert_eq(mrt_tensor_copy(&bt, &b.t), MRT_STATUS_OK);
+                const float *xs = x.t.data, *ss = sc.t.data, *bs = b.t.data;
+                float *xd = xt.data, *sd = st.data, *bd = bt.data;
+                for (int64_t g = 0; g < groups; g++) {
+                    int64_t from = (g + groups - 1) % groups;
+                    memcpy(xd + g * plane, xs + from * plane, (size_t)plane * sizeof(float));
+                    memcpy(sd + g * cpg, ss + from * cpg, (size_t)cpg * sizeof(float));
+                    memcpy(bd + g * cpg, bs + from * cpg, (size_t)cpg * sizeof(float));
+                }
+            }
+            th_case *c = th_begin(op, "", variant ? 21 : 22);
+            th_input(c, &xt);
+            th_input_const(c, &st);
+            th_input_const(c, &bt);
+            if (variant) th_attr_int(c, "num_groups", groups);
+            mrt_session_options opt = mrt_session_options_default();
+            opt.n_threads = k == 0 ? 1 : 2;
+            cr_assert_eq(th_run_opt(c, &opt, 1, &y[k]), MRT_STATUS_OK, "%s: %s", op, mrt_last_error());
+            th_free(c);
+            if (k == 2) {
+                mrt_tensor_release(&xt);
+                mrt_tensor_release(&st);
+                mrt_tensor_release(&bt);
+            }
+        }
+        CHECK(&y[0], expect, 3, shape, MRT_DTYPE_FLOAT, "%s long rows", op);
+        cr_assert_eq(memcmp(y[0].data, y[1].data, (size_t)n * sizeof(float)), 0, "%s: 1 and 2 threads differ", op);
+        const float *y0 = y[0].data, *y2 = y[2].data;
+        for (int64_t g = 0; g < groups; g++)
+            cr_assert_eq(memcmp(y2 + g * plane, y0 + (g + groups - 1) % groups * plane, (size_t)plane * sizeof(float)), 0,
+                         "%s: group %lld differs with the groups rotated", op, (long long)g);
+        for (int k = 0; k < 3; k++) mrt_tensor_release(&y[k]);
+        rt_free(&x);
+        rt_free(&sc);
+        rt_free(&b);
+        free(expect);
+    }
+}
+
 Test(norm, instance_group_errors)
 {
     int64_t shape[3] = {2, 4, 3}, four = 4, three = 3;

@@ -355,7 +355,8 @@ Test(rnn, opsets)
    blocks: hidden around the 48-column panels (2 * 70 and 3 * 50 not multiples of 48), hidden 260 and input 300 past
    the 256-deep k blocks, batches of 1 to 9 rows (the 1-, 2-, 4- and 8-row tiles), every cell, direction and
    layout, clip, sequence_lens, both linear_before_reset, peepholes, input_forget. The packed path's bits do not
-   depend on the thread count (bidirectional nodes run their directions on two threads). */
+   depend on the thread count (bidirectional nodes run their directions on two threads; one direction splits its
+   batch over them, odd batches unevenly). */
 Test(rnn, packed_float32)
 {
     th_rng r;

@@ -637,6 +637,48 @@ Test(planner, gelu_written_out_fuses_into_the_matmul_with_the_same_bits)
     }
 }
 
+/* Add(x, r) -> the GELU written out (as wav2vec2's GroupNorm affine before its GELU): the five GELU nodes fuse into
+   the Add. variant 0: x [2, 37, 300] and r [37, 1], the Add's flat fast path (blocks of 4096 across threads);
+   1: x [2, 1, 300] and r [1, 37, 1], its generic broadcast. */
+static mrt_model *add_gelu_model(const void *arg)
+{
+    (void)arg;
+    th_rng rr;
+    mrt_model *m = x_r_model("planner.add_gelu.weights", &rr);
+    mrt_graph *g = m->graph;
+    mrt_tensor sqrt2 = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){1.4142135381698608});
+    mrt_tensor one = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){1.0});
+    mrt_tensor half = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){0.5});
+    const char *names[] = {"sqrt2", "one", "half"};
+    mrt_tensor *ts[] = {&sqrt2, &one, &half};
+    for (int i = 0; i < 3; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_node *n;
+    mrt_graph_add_node(g, "add", "Add", "", 2, (const char *[]){"x", "r"}, 1, (const char *[]){"h"}, &n);
+    mrt_graph_add_node(g, "div", "Div", "", 2, (const char *[]){"h", "sqrt2"}, 1, (const char *[]){"t"}, &n);
+    mrt_graph_add_node(g, "erf", "Erf", "", 1, (const char *[]){"t"}, 1, (const char *[]){"e"}, &n);
+    mrt_graph_add_node(g, "add1", "Add", "", 2, (const char *[]){"e", "one"}, 1, (const char *[]){"a"}, &n);
+    mrt_graph_add_node(g, "mul1", "Mul", "", 2, (const char *[]){"h", "a"}, 1, (const char *[]){"p"}, &n);
+    mrt_graph_add_node(g, "mul2", "Mul", "", 2, (const char *[]){"p", "half"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    for (int i = 0; i < 3; i++) mrt_tensor_release(ts[i]);
+    return m;
+}
+
+Test(planner, gelu_written_out_fuses_into_an_elementwise_add_with_the_same_bits)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        th_rng r;
+        th_rng_init(&r, th_seed("planner.add_gelu"));
+        mrt_tensor x = variant == 0 ? th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 37, 300}, -2, 2)
+                                    : th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){2, 1, 300}, -2, 2);
+        mrt_tensor res = variant == 0 ? th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){37, 1}, -1, 1)
+                                      : th_rand(&r, MRT_DTYPE_FLOAT, 3, (int64_t[]){1, 37, 1}, -1, 1);
+        char label[64];
+        snprintf(label, sizeof label, "Add then GELU, variant %d", variant);
+        expect_fused_same_bits(add_gelu_model, &variant, &x, &res, 5, label);
+    }
+}
+
 /* A stem Conv (3 input channels: ops_cpu/conv.c reads its rows in place) -> BatchNormalization -> Add(residual)
    -> Relu on a batch of 2: fused into the Conv, the same bits as the nodes run on their own, with 1 and 2 threads
    (the residual is indexed from each image's first output). */
