@@ -1039,9 +1039,13 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
            28x28 took 80 us on two threads, 63 on one). But an expansion's output is the larger side, and the
            depthwise conv after it splits by channels: channel-major, each thread's output planes are the ones it
            reads next (MobileNetV2 on two threads, the depthwise convs after its 28x28 expansions 114.9 -> 99.2 us,
-           the 3x3/2 one 39.8 -> 29.6; the expansions unchanged). */
+           the 3x3/2 one 39.8 -> 29.6; the expansions unchanged). Only on small planes: on large ones an expansion
+           channel-major reads all of its input, half of it from the other core, and ran slower on two threads than
+           on one (MnasNet's 16 -> 48 at 112x112: 120 us, 201); strip-major, per-node medians of paired rounds,
+           132 -> 116 us (the other core busy), 121 -> 77 (slow rounds), 66 -> 60 (quiet, fastest runs);
+           MobileNetV3-Large's 16 -> 64 246 -> 219 us. The depthwise convs after them no slower. */
         int64_t s = t / j->m_chunks, mi = t % j->m_chunks;
-        if (M > K) s = t % j->n_strips, mi = t / j->n_strips;
+        if (M > K && j->hw <= PW_ROWS_SMALL_HW) s = t % j->n_strips, mi = t / j->n_strips;
         int64_t m_lo = mi * j->m_chunk, m_hi = m_lo + j->m_chunk < M ? m_lo + j->m_chunk : M;
         int64_t tiles = j->full / MRT_SGEMM_NR;
         int64_t c0 = tiles * s / j->n_strips * MRT_SGEMM_NR, c1 = tiles * (s + 1) / j->n_strips * MRT_SGEMM_NR;

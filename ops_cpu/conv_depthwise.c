@@ -220,6 +220,7 @@ enum {
     DW_DIRECT_MAXKW = 16,  /* kernel widths whose load masks the direct kernel keeps */
     DW_DIRECT_MAXW = 4096, /* input widths it takes: a padding row reads dw_zero_row */
     DW_EP_GROUP = 4096,    /* outputs per epilogue call: in L1 still */
+    DW_BAND_MIN_IN = 2048, /* input positions from which several threads split planes by bands of rows */
 };
 static const float dw_zero_row[DW_DIRECT_MAXW];
 
@@ -739,17 +740,27 @@ __attribute__((target("avx512f,prfchw"))) static void dw_channels_range(void *ar
 
 #endif
 
+/* The first output row of band b of j->bands: OH b / bands, rounded to a multiple of the row kernels' 4 rows when
+   every band gets one. Rows past a band's end in a block are computed and not stored: bands of 14 rows (28 output
+   rows, two threads) computed 16, and 3x3/2 144@56 took 0.027 ms on two threads against 0.021 by planes. */
+static int64_t dw_band_row(const dw_job *j, int64_t b)
+{
+    int64_t r = j->OH * b / j->bands;
+    if (j->OH >= 4 * j->bands && b < j->bands) r = (r + 2) / 4 * 4;
+    return r < j->OH ? r : j->OH;
+}
+
 static void dw_range(void *arg, int64_t begin, int64_t end)
 {
     const dw_job *j = arg;
 #ifdef DW_HAVE_AVX512
     if (dw_direct_ok(j)) {
         int64_t size = j->OH * j->OW;
-        if (size >= DW_EP_GROUP) {
+        if (j->bands > 1 || size >= DW_EP_GROUP) {
             int64_t planes = j->n_img * j->C;
             for (int64_t t = begin; t < end; t++) {
                 int64_t band = t / planes, pl = t % planes;
-                dw_plane_direct(j, pl, j->OH * band / j->bands, j->OH * (band + 1) / j->bands, true);
+                dw_plane_direct(j, pl, dw_band_row(j, band), dw_band_row(j, band + 1), true);
             }
             return;
         }
@@ -824,11 +835,16 @@ void mrt_depthwise2d_f32(const mrt_op_ctx *ctx, const mrt_conv_params *p, const 
        in-place rows path) split by positions, so the input was written, and the output is read, by the thread that
        owns those rows; by planes, half of each came from the other core's cache. MobileNetV2 on two threads, six
        alternating runs: 3.62-3.73 -> 3.63-3.70 ms (per node: the 32@112 depthwise and the 1x1 after it 92 -> 86 us
-       each); EfficientNet-B0 unchanged. */
+       each); EfficientNet-B0 unchanged. Likewise planes of 2048 inputs or more with fewer outputs (56x56, 112x112 at
+       stride 2): by planes, in the rounds where this VM's cores are far apart (a 2-thread MnasNet at 2.9-3.2 ms, not
+       1.8), MnasNet's 3x3/2 48@112 took 88 us, by bands 54; 3x3 72@56 63 -> 48, 5x5/2 72@56 56 -> 46 (node medians,
+       paired rounds). */
     j.n_img = p->n;
     j.bands = 1;
 #ifdef DW_HAVE_AVX512
-    if (ctx && ctx->n_threads > 1 && dw_direct_ok(&j) && j.OH * j.OW >= DW_EP_GROUP) j.bands = ctx->n_threads;
+    if (ctx && ctx->n_threads > 1 && dw_direct_ok(&j) && (j.OH * j.OW >= DW_EP_GROUP || j.H * j.W >= DW_BAND_MIN_IN) &&
+        j.OH >= ctx->n_threads)
+        j.bands = ctx->n_threads;
 #endif
     mrt_parallel_for(ctx, planes * j.bands, grain, dw_range, &j);
 }

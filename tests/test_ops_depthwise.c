@@ -221,6 +221,10 @@ Test(depthwise, fixed_shapes)
         {1, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         /* planes of 4096 outputs or more, which two threads split by rows: two images, stride 2, an odd row count */
         {2, 3, 130, 131, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
+        /* inputs of 2048 positions or more whose outputs are fewer than 4096: split by rows too, the bands' bounds
+           rounded to 4 rows (28 rows: 16 + 12; 47: 24 + 23) */
+        {2, 3, 56, 56, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
+        {1, 2, 47, 45, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},
         {1, 2, 131, 97, 7, 7, 3, 2, 2, 1, {3, 1, 0, 2}, true},
         /* 7x7 (ConvNeXt): the row kernel's input-row-major instances at row stride 1 (column strides 1 and 2),
            the direct one at row stride 2, and the channels-as-lanes path on 14x14 and 7x7 planes */
@@ -343,6 +347,8 @@ Test(depthwise, fused_epilogue)
         {2, 40, 7, 7, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},    /* epilogue groups crossing images */
         {2, 5, 28, 30, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},   /* direct, planes of < 4096 outputs in groups */
         {2, 3, 130, 131, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true}, /* direct, >= 4096 outputs: row bands per thread */
+        {2, 5, 56, 56, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},   /* >= 2048 inputs, < 4096 outputs: row bands */
+        {1, 3, 45, 51, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, true},   /* the same at stride 2, 23 rows: 12 + 11 */
         {1, 3, 57, 40, 3, 3, 2, 2, 1, 1, {1, 0, 1, 1}, true},   /* direct, stride 2, a partial last vector */
         {1, 20, 14, 14, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},  /* channels as lanes, 7x7 */
         {1, 3, 28, 28, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},   /* direct, 7x7 input-row-major */

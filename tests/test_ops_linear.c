@@ -806,9 +806,9 @@ Test(linear, conv_pointwise_and_halves)
 }
 
 /* Images large enough for the paths' long loops, on 1 and 2 threads, against the GEMM's chains bit for bit: a 1x1
-   with a short k on the packed GEMM (strips of many panels), a 1x1 read in place (strips of up to 1536 columns
-   for k = 32, a partial last strip and a tail), and stems on the rows path (blocks of 16 output rows, the last one
-   partial; 20 and 13 output channels: a partial panel) */
+   with a short k on the packed GEMM (strips of many panels), 1x1s read in place (strips of up to 1536 columns
+   for k = 32, a partial last strip and a tail; an expansion, two images), and stems on the rows path (blocks of
+   16 output rows, the last one partial; 20 and 13 output channels: a partial panel) */
 Test(linear, conv_large_images)
 {
     th_rng r;
@@ -816,6 +816,8 @@ Test(linear, conv_large_images)
     const conv_case cases[] = {
         {2, 1, 16, 96, 1, {72, 72}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
         {2, 1, 32, 16, 1, {47, 81}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        /* an expansion read in place on a large plane: tasks strip-major, as for the projections */
+        {2, 2, 16, 48, 1, {57, 56}, {1, 1}, {1, 1}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
         {2, 1, 3, 32, 1, {70, 66}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
         {2, 2, 3, 20, 1, {61, 60}, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}, "NOTSET", false, false, MRT_DTYPE_FLOAT, 22, 0},
         /* rows ending in at most 16 columns after the full tiles (64 = 48 + 16, 56 = 48 + 8): two rows' ends in one
