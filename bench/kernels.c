@@ -251,6 +251,13 @@ static const kcase cases[] = {
     {"relu 1x256x56x56", "Relu", 1, {4}, {{1, 256, 56, 56}}, {false}, "", UNIT_GBS, 2.0 * 4 * 256 * 56 * 56},
     {"maxpool 3x3/2 1x64x112x112", "MaxPool", 1, {4}, {{1, 64, 112, 112}}, {false},
      "kernel_shape=3:3,strides=2:2,pads=1:1:1:1", UNIT_GBS, 4.0 * 64 * (112 * 112 + 56 * 56)},
+    /* Inception-v3's stem pool and branch pools (count_include_pad: its Pads fused in) */
+    {"maxpool 3x3/2 1x64x147x147", "MaxPool", 1, {4}, {{1, 64, 147, 147}}, {false},
+     "kernel_shape=3:3,strides=2:2", UNIT_GBS, 4.0 * 64 * (147 * 147 + 73 * 73)},
+    {"avgpool 3x3 pad 1 1x288x35x35", "AveragePool", 1, {4}, {{1, 288, 35, 35}}, {false},
+     "kernel_shape=3:3,pads=1:1:1:1,count_include_pad=1", UNIT_GBS, 2.0 * 4 * 288 * 35 * 35},
+    {"avgpool 3x3 pad 1 1x768x17x17", "AveragePool", 1, {4}, {{1, 768, 17, 17}}, {false},
+     "kernel_shape=3:3,pads=1:1:1:1,count_include_pad=1", UNIT_GBS, 2.0 * 4 * 768 * 17 * 17},
 };
 
 static mrt_status add_attrs(mrt_node *nd, const char *spec)
