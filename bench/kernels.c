@@ -212,6 +212,12 @@ static const kcase cases[] = {
     CONV("conv resnet 3x3 128->128 28", 1, 128, 28, 28, 128, 3, 1, 1, 1),
     CONV("conv resnet 3x3 256->256 14", 1, 256, 14, 14, 256, 3, 1, 1, 1),
     CONV("conv resnet 3x3 512->512 7", 1, 512, 7, 7, 512, 3, 1, 1, 1),
+    /* FCN-ResNet50's layer3/layer4 (output stride 8: 28x28 at 224) */
+    CONV("conv fcn 1x1 512->2048 28", 1, 512, 28, 28, 2048, 1, 1, 0, 1),
+    CONV("conv fcn 1x1 256->1024 28", 1, 256, 28, 28, 1024, 1, 1, 0, 1),
+    CONV("conv fcn 1x1 2048->512 28", 1, 2048, 28, 28, 512, 1, 1, 0, 1),
+    {"conv fcn 3x3 dil 4 512->512 28", "Conv", 2, {4, 4}, {{1, 512, 28, 28}, {512, 512, 3, 3}}, {false, true},
+     "pads=4:4:4:4,dilations=4:4", UNIT_GFLOPS, 2.0 * 512 * 28 * 28 * 512 * 9},
     CONV("conv mobilenet 1x1 32->192 112", 1, 32, 112, 112, 192, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 16->96 112", 1, 16, 112, 112, 96, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 96->576 14", 1, 96, 14, 14, 576, 1, 1, 0, 1),
