@@ -212,6 +212,12 @@ static const kcase cases[] = {
     CONV("conv resnet 3x3 128->128 28", 1, 128, 28, 28, 128, 3, 1, 1, 1),
     CONV("conv resnet 3x3 256->256 14", 1, 256, 14, 14, 256, 3, 1, 1, 1),
     CONV("conv resnet 3x3 512->512 7", 1, 512, 7, 7, 512, 3, 1, 1, 1),
+    /* FCN-ResNet50's layer3/layer4 (output stride 8: 28x28 at 224) */
+    CONV("conv fcn 1x1 512->2048 28", 1, 512, 28, 28, 2048, 1, 1, 0, 1),
+    CONV("conv fcn 1x1 256->1024 28", 1, 256, 28, 28, 1024, 1, 1, 0, 1),
+    CONV("conv fcn 1x1 2048->512 28", 1, 2048, 28, 28, 512, 1, 1, 0, 1),
+    {"conv fcn 3x3 dil 4 512->512 28", "Conv", 2, {4, 4}, {{1, 512, 28, 28}, {512, 512, 3, 3}}, {false, true},
+     "pads=4:4:4:4,dilations=4:4", UNIT_GFLOPS, 2.0 * 512 * 28 * 28 * 512 * 9},
     CONV("conv mobilenet 1x1 32->192 112", 1, 32, 112, 112, 192, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 16->96 112", 1, 16, 112, 112, 96, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 96->576 14", 1, 96, 14, 14, 576, 1, 1, 0, 1),
@@ -251,6 +257,13 @@ static const kcase cases[] = {
     {"relu 1x256x56x56", "Relu", 1, {4}, {{1, 256, 56, 56}}, {false}, "", UNIT_GBS, 2.0 * 4 * 256 * 56 * 56},
     {"maxpool 3x3/2 1x64x112x112", "MaxPool", 1, {4}, {{1, 64, 112, 112}}, {false},
      "kernel_shape=3:3,strides=2:2,pads=1:1:1:1", UNIT_GBS, 4.0 * 64 * (112 * 112 + 56 * 56)},
+    /* Inception-v3's stem pool and branch pools (count_include_pad: its Pads fused in) */
+    {"maxpool 3x3/2 1x64x147x147", "MaxPool", 1, {4}, {{1, 64, 147, 147}}, {false},
+     "kernel_shape=3:3,strides=2:2", UNIT_GBS, 4.0 * 64 * (147 * 147 + 73 * 73)},
+    {"avgpool 3x3 pad 1 1x288x35x35", "AveragePool", 1, {4}, {{1, 288, 35, 35}}, {false},
+     "kernel_shape=3:3,pads=1:1:1:1,count_include_pad=1", UNIT_GBS, 2.0 * 4 * 288 * 35 * 35},
+    {"avgpool 3x3 pad 1 1x768x17x17", "AveragePool", 1, {4}, {{1, 768, 17, 17}}, {false},
+     "kernel_shape=3:3,pads=1:1:1:1,count_include_pad=1", UNIT_GBS, 2.0 * 4 * 768 * 17 * 17},
 };
 
 static mrt_status add_attrs(mrt_node *nd, const char *spec)

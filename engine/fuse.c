@@ -1,7 +1,7 @@
 /* Plan-time fusion (see fuse.h): Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid |
- * Sigmoid+Mul (SiLU) | HardSwish | GELU written out (Div, Erf, Add, Mul, Mul)], and MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
- * activations], and float Add/Sub/Mul/Div -> [GELU written out] only, float32, each link the only reader of the
- * value before it; before a pointwise Conv, a
+ * Sigmoid+Mul (SiLU) | HardSwish | GELU written out (Div, Erf, Add, Mul, Mul)], MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
+ * activations], BatchNormalization -> [Add(residual)] -> [the same activations], and float Add/Sub/Mul/Div ->
+ * [GELU written out] only, float32, each link the only reader of the value before it; before a pointwise Conv, a
  * per-channel Mul(x, s) that only the Conv reads, and before a 2-D AveragePool, a zero Pad that only it reads
  * (mrt_prologue). */
 #include "engine/fuse.h"
@@ -213,9 +213,9 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
 {
     mrt_exec *e = fs->e;
     const mrt_node *pn = node_of(e, p);
-    bool conv = is_op(pn, "Conv");
+    bool conv = is_op(pn, "Conv"), bn = is_op(pn, "BatchNormalization");
     /* an element-wise producer (Add, Mul, ...: wav2vec2's GroupNorm affine before its GELU) takes only the GELU */
-    bool elementwise = !conv && !is_op(pn, "MatMul") && !is_op(pn, "Gemm");
+    bool elementwise = !conv && !bn && !is_op(pn, "MatMul") && !is_op(pn, "Gemm");
     int x = pn->outputs[0];
     const mrt_tensor *xt = &e->vals[x].tensor;
     if (xt->rank < (conv ? 2 : 1)) return NULL;
@@ -223,7 +223,8 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
     mrt_fusion *f = fusion_new();
     if (!f) return NULL;
     int absorbed[2 * MRT_MAX_POST_OPS], n_abs = 0;
-    enum { AT_BN, AT_ADD, AT_ACT, DONE } stage = AT_BN;
+    /* a BatchNormalization (its kernel applies the epilogue per channel plane): from the residual Add on */
+    enum { AT_BN, AT_ADD, AT_ACT, DONE } stage = bn ? AT_ADD : AT_BN;
     while (stage != DONE && f->ep.n_ops < MRT_MAX_POST_OPS) {
         int r = only_reader(fs, x);
         const mrt_node *rn = r >= 0 ? node_of(e, r) : NULL;

@@ -7,7 +7,7 @@
  * cache; 2-D convs with few input channels (stems) read B's rows in place from padded copies of the input rows
  * instead (conv_rows), with the GEMM's tile and chains; kernel offsets that read only padding for a band of output
  * rows (dilations as large as the image) are dropped there, each k block of the full product a GEMM of its own
- * (conv_live_taps), with the same bits; grouped convs with 8 or more output channels per group compute the GEMM's
+ * (conv_live_taps), with the same bits; grouped convs with 4 or more output channels per group compute the GEMM's
  * chains with the channels as vector lanes (ops_cpu/conv_grouped.c).
  * Conv float64 and float16/bfloat16 (computed in float), and ConvTranspose: im2col (or col2im) + OpenBLAS, 1x1
  * stride-1 unpadded convs as a plain GEMM. Their buffers live in the workspace the plan reserves

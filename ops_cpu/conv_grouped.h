@@ -1,5 +1,5 @@
-/* Float 2-D grouped convolutions with 8 or more output channels per group (RegNet's group width 16, ResNeXt's
- * 8 to 32), output channels as vector lanes. See ops_cpu/conv_grouped.c. */
+/* Float 2-D grouped convolutions with 4 or more output channels per group (RegNet's group width 16, ResNeXt's
+ * 4 to 32), output channels as vector lanes. See ops_cpu/conv_grouped.c. */
 #pragma once
 
 #include "engine/epilogue.h"
@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* Floats of the workspace the path takes on n_threads threads, with W transformed by prepare; 0 when it does not
-   apply (not float32, not 2-D, one group, a depthwise conv, fewer than 8 output channels per group or more than 16
+   apply (not float32, not 2-D, one group, a depthwise conv, fewer than 4 output channels per group or more than 16
    that are not a multiple of 16, kernels of more than 64 taps, outputs more than 1024 wide or a single output row
    whose input rows exceed the scratch, no AVX-512). */
 int64_t mrt_conv_grouped_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads);

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/epilogue.h"
 #include "engine/registry.h"
+#include "ops_cpu/epilogue.h"
 #include "ops_cpu/reduce.h"
 #include "ops_cpu/simd.h"
 
@@ -96,19 +96,32 @@ typedef struct affine_job {
     float *y;
     int64_t c, s;
     const mrt_bn_coef *k;
+    const mrt_epilogue *ep; /* fused successors (engine/fuse.c), or NULL */
 } affine_job;
 
-/* planes [p0, p1) of the [n * c, s] view */
+/* planes [p0, p1) of the [n * c, s] view; a fused epilogue applied to each plane while it is in cache, a lone Relu
+   (DenseNet's pre-activation BatchNormalization -> Relu before each Conv) in the same loop: Relu's formula on
+   the BatchNormalization's result, the bits of the two nodes (their two passes were 2.8% + 2.8% of DenseNet-121's
+   run on one thread) */
 MRT_VECTORIZE_CLONES
 static void affine_channels_f32(void *arg, int64_t p0, int64_t p1)
 {
     const affine_job *j = (const affine_job *)arg;
     int64_t s = j->s;
+    bool relu = j->ep && j->ep->n_ops == 1 && j->ep->ops[0].kind == MRT_POST_RELU;
     for (int64_t pl = p0; pl < p1; pl++) {
         const float *xr = j->x + pl * s;
         float *yr = j->y + pl * s;
         mrt_bn_coef k = j->k[pl % j->c];
+        if (relu) {
+            for (int64_t e = 0; e < s; e++) {
+                float v = mrt_bn_apply_f32(xr[e], k);
+                yr[e] = v < 0.0f ? 0.0f : v; /* as Relu: NaN and -0 pass */
+            }
+            continue;
+        }
         for (int64_t e = 0; e < s; e++) yr[e] = mrt_bn_apply_f32(xr[e], k);
+        mrt_epilogue_apply(j->ep, yr, s, pl % j->c, pl * s);
     }
 }
 
@@ -169,7 +182,7 @@ static mrt_status mrt_cpu_batchnorm(mrt_op_ctx *ctx)
             for (int64_t i = 0; i < c; i++) k[i] = mrt_bn_coef_make(A[i], B[i]);
             /* planes are independent (each element from its own x and its channel's A, B): split them over
                the session's threads, at least ~16K elements per range */
-            affine_job j = {x->data, y->data, c, s, k};
+            affine_job j = {x->data, y->data, c, s, k, ctx->epilogue};
             mrt_parallel_for(ctx, n * c, s > 0 && s < 16384 ? 16384 / s : 1, affine_channels_f32, &j);
         } else {
             mrt_cpu_affine_f64(x->dtype, 3, view, x->data, red, A, B, y->dtype, y->data);
@@ -601,12 +614,18 @@ static mrt_status mrt_cpu_lrn(mrt_op_ctx *ctx)
 }
 
 const mrt_kernel mrt_cpu_kernels_norm[] = {
-    {"", "BatchNormalization", 1, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
-    {"", "BatchNormalization", 6, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
-    {"", "BatchNormalization", 7, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
-    {"", "BatchNormalization", 9, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
-    {"", "BatchNormalization", 14, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
-    {"", "BatchNormalization", 15, mrt_cpu_batchnorm, NULL, NULL, NULL, 0, mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 1, mrt_cpu_batchnorm, NULL, NULL, NULL, MRT_KERNEL_EPILOGUE,
+     mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 6, mrt_cpu_batchnorm, NULL, NULL, NULL, MRT_KERNEL_EPILOGUE,
+     mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 7, mrt_cpu_batchnorm, NULL, NULL, NULL, MRT_KERNEL_EPILOGUE,
+     mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 9, mrt_cpu_batchnorm, NULL, NULL, NULL, MRT_KERNEL_EPILOGUE,
+     mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 14, mrt_cpu_batchnorm, NULL, NULL, NULL, MRT_KERNEL_EPILOGUE,
+     mrt_cpu_batchnorm_workspace},
+    {"", "BatchNormalization", 15, mrt_cpu_batchnorm, NULL, NULL, NULL, MRT_KERNEL_EPILOGUE,
+     mrt_cpu_batchnorm_workspace},
     {"", "InstanceNormalization", 1, mrt_cpu_instancenorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
     {"", "InstanceNormalization", 6, mrt_cpu_instancenorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},
     {"", "InstanceNormalization", 22, mrt_cpu_instancenorm, NULL, NULL, NULL, 0, mrt_cpu_norm_scratch_workspace},

@@ -54,6 +54,85 @@ static void sort_keyed(keyed *v, keyed *tmp, int64_t n, const sort_order *o)
     }
 }
 
+/* float32 TopK by selection: each element becomes one uint64, its order key above its complemented index, so a
+   larger composite is the better element (ties: the lower index) and the order is the merge sort's exactly. A buffer
+   of 2k candidates is cut back to its best k whenever it fills, the k-th best becoming the bar to enter, and only
+   the final k are sorted: RetinaNet's TopK over 3.35M scores (k 1000) took 578 ms as a merge sort of every element,
+   ORT 2.4 ms. */
+static int64_t topk_select_cap(int64_t k, int64_t len) { return 2 * k < len ? 2 * k : len; }
+
+static bool topk_selects(mrt_dtype dt, int64_t k, int64_t len)
+{
+    return dt == MRT_DTYPE_FLOAT && k > 0 && len < ((int64_t)1 << 32) && 4 * k <= len;
+}
+
+/* Ascending order key of a float: -0 and +0 one key (they compare equal), every NaN one key above +inf. */
+static inline uint32_t f32_order_key(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return 0xffffffffu;
+    if (a == 0) return 0x80000000u;
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+/* Leaves the k largest of v[0..n) (distinct) in v[0..k), in any order: quickselect, median-of-three pivots. */
+static void select_largest_u64(uint64_t *v, int64_t n, int64_t k)
+{
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        uint64_t a = v[lo], b = v[mid], c = v[hi];
+        uint64_t p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        int64_t i = lo, j = hi;
+        while (i <= j) { /* descending: larger than p to the left */
+            while (v[i] > p) i++;
+            while (v[j] < p) j--;
+            if (i <= j) {
+                uint64_t t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (k - 1 <= j) hi = j;
+        else if (k - 1 >= i) lo = i;
+        else break;
+    }
+}
+
+static int cmp_u64_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
+static void topk_select_f32(const float *x, int64_t len, int64_t stride, int64_t k, bool largest, uint64_t *cand,
+                            float *v, int64_t *ix, int64_t out_stride)
+{
+    int64_t cap = topk_select_cap(k, len), n = 0;
+    uint32_t flip = largest ? 0 : 0xffffffffu;
+    uint64_t bar = 0; /* every composite is above 0: its low half is ~index with index < 2^32 - 1 */
+    for (int64_t j = 0; j < len; j++) {
+        uint64_t c = (uint64_t)(f32_order_key(x[j * stride]) ^ flip) << 32 | (uint32_t)~(uint32_t)j;
+        if (c <= bar) continue;
+        cand[n++] = c;
+        if (n == cap && j + 1 < len) {
+            select_largest_u64(cand, n, k);
+            n = k;
+            bar = cand[0];
+            for (int64_t t = 1; t < k; t++) bar = cand[t] < bar ? cand[t] : bar;
+        }
+    }
+    if (n > k) select_largest_u64(cand, n, k);
+    qsort(cand, (size_t)k, sizeof *cand, cmp_u64_desc);
+    for (int64_t t = 0; t < k; t++) {
+        int64_t j = (int64_t)(uint32_t)~(uint32_t)cand[t];
+        v[t * out_stride] = x[j * stride];
+        if (ix) ix[t * out_stride] = j;
+    }
+}
+
 static mrt_status mrt_cpu_topk(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -66,6 +145,16 @@ static mrt_status mrt_cpu_topk(mrt_op_ctx *ctx)
     sort_order ord = {mrt_dtype_is_float(x->dtype) ? 0 : x->dtype == MRT_DTYPE_UINT64 ? 2 : 1,
                       mrt_attr_int(ctx, "largest", 1) != 0};
     /* sorted=0 allows any order: sorted output is a valid choice */
+    if (topk_selects(x->dtype, k, len)) {
+        uint64_t *cand = mrt_workspace(ctx, (size_t)topk_select_cap(k, len) * sizeof(uint64_t));
+        if (!cand) return MRT_STATUS_OUT_OF_MEMORY;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t in = 0; in < inner; in++)
+                topk_select_f32((const float *)x->data + o * len * inner + in, len, inner, k, ord.largest, cand,
+                                (float *)v->data + o * k * inner + in, ix ? (int64_t *)ix->data + o * k * inner + in : NULL,
+                                inner);
+        return MRT_STATUS_OK;
+    }
     keyed *buf = mrt_workspace(ctx, topk_workspace_bytes(len));
     if (!buf) return MRT_STATUS_OUT_OF_MEMORY;
     keyed *tmp = buf + len;
@@ -301,7 +390,9 @@ static mrt_status mrt_cpu_topk_workspace(mrt_op_ctx *ctx)
     const mrt_tensor *x = mrt_input(ctx, 0);
     int axis;
     MRT_TRY(mrt_normalize_axis(ctx, "axis", mrt_attr_int(ctx, "axis", -1), x->rank, &axis));
-    mrt_workspace_request(ctx, topk_workspace_bytes(x->shape[axis]));
+    int64_t k = mrt_output(ctx, 0)->shape[axis], len = x->shape[axis];
+    mrt_workspace_request(ctx, topk_selects(x->dtype, k, len) ? (size_t)topk_select_cap(k, len) * sizeof(uint64_t)
+                                                              : topk_workspace_bytes(len));
     return MRT_STATUS_OK;
 }
 

@@ -241,6 +241,11 @@ enum { PF_ROWS_AHEAD = 16 };
     if (load) /* C is added after the k loop: have it in L1 by then */                                             \
         for (int i = 0; i < mr; i++)                                                                               \
             for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);          \
+    /* and a fused residual: a row a tile, ldc apart, which the hardware prefetchers did not fetch (a 1x1 Conv       \
+       512 -> 2048 at 28x28 with Add and Relu fused took 7.3 ms against its 6.6 without the Add) */                  \
+    if (te && te->other)                                                                                           \
+        for (int i = 0; i < mr; i++)                                                                               \
+            for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(te->other + i * ldc + 16 * v), _MM_HINT_T0);  \
     for (int64_t kk = 0; kk < kc; kk++, a += (ASTEP)) {                                                            \
         const float *bk = (BROW);                                                                                  \
         PF                                                                                                         \

@@ -52,6 +52,86 @@ Test(select, topk_matches_repeated_selection)
     }
 }
 
+/* Reference order for topk_selection_matches_a_full_sort: NaN above every number, -0 equal to +0, then the lower
+   index. */
+static const double *g_sort_v;
+static int g_sort_largest;
+static int cmp_spec_order(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    double x = g_sort_v[a], y = g_sort_v[b];
+    int c = isnan(x) || isnan(y) ? isnan(x) - isnan(y) : (x > y) - (x < y);
+    if (g_sort_largest) c = -c;
+    return c ? c : (a > b) - (a < b);
+}
+
+/* float32 rows long against k take the selection path (k <= len/4): ties, NaN, signed zeros, strided axes and
+   ascending or descending runs (each candidate then beats the bar, so the buffer refills over and over). */
+Test(select, topk_selection_matches_a_full_sort)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("select.topk_selection"));
+    for (int iter = 0; iter < 48; iter++) {
+        int64_t len = th_rng_int(&r, 4, 3000), k = th_rng_int(&r, 1, len / 4), inner = iter % 4 == 3 ? 3 : 1;
+        int pattern = iter % 6;
+        bool largest = iter % 2;
+        int64_t shape[3] = {2, len, inner}, out_shape[3] = {2, k, inner}, n = 2 * len * inner;
+        double *xv = malloc((size_t)n * sizeof *xv);
+        for (int64_t i = 0; i < n; i++) {
+            double u = th_rng_uniform(&r, -1, 1);
+            xv[i] = pattern == 0 ? u
+                    : pattern == 1 ? floor(u * 4) / 4 /* many ties */
+                    : pattern == 2 ? (double)(i / inner) /* ascending */
+                    : pattern == 3 ? -(double)(i / inner) /* descending */
+                    : pattern == 4 ? (u < -0.6 ? NAN : u < -0.2 ? 0.0 : u < 0.2 ? -0.0 : u)
+                                   : (u < -0.9 ? INFINITY : u > 0.9 ? -INFINITY : u < 0 ? -0.0 : 0.0);
+        }
+        mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 3, shape, xv), kt = th_vec_i64(1, &k), y[2];
+        double *xf = th_to_f64(&x); /* the float32 values */
+        th_case *c = th_begin("TopK", "", 11);
+        th_input(c, &x);
+        th_input(c, &kt);
+        th_attr_int(c, "axis", 1);
+        th_attr_int(c, "largest", largest);
+        cr_assert_eq(th_run(c, 2, y), MRT_STATUS_OK, "%s", mrt_last_error());
+        double *want = malloc((size_t)(2 * k * inner) * sizeof *want), *want_i = malloc((size_t)(2 * k * inner) * sizeof *want_i);
+        double *col = malloc((size_t)len * sizeof *col);
+        int64_t *ord = malloc((size_t)len * sizeof *ord);
+        for (int64_t o = 0; o < 2; o++)
+            for (int64_t in = 0; in < inner; in++) {
+                for (int64_t j = 0; j < len; j++) {
+                    col[j] = xf[(o * len + j) * inner + in];
+                    ord[j] = j;
+                }
+                g_sort_v = col;
+                g_sort_largest = largest;
+                qsort(ord, (size_t)len, sizeof *ord, cmp_spec_order);
+                for (int64_t j = 0; j < k; j++) {
+                    want[(o * k + j) * inner + in] = col[ord[j]];
+                    want_i[(o * k + j) * inner + in] = (double)ord[j];
+                }
+            }
+        char why[256];
+        cr_assert(th_check_f64(&y[0], want, 3, out_shape, 0, 0, 0, why, sizeof why), "iter %d values: %s", iter, why);
+        cr_assert(th_check_f64(&y[1], want_i, 3, out_shape, 0, 0, 0, why, sizeof why), "iter %d indices: %s", iter, why);
+        /* signed zeros keep their sign: the values are copies */
+        double *got = th_to_f64(&y[0]);
+        for (int64_t i = 0; i < 2 * k * inner; i++) cr_assert_eq(signbit(got[i]), signbit(want[i]), "iter %d: sign of zero", iter);
+        free(got);
+        free(xv);
+        free(xf);
+        free(want);
+        free(want_i);
+        free(col);
+        free(ord);
+        mrt_tensor_release(&y[0]);
+        mrt_tensor_release(&y[1]);
+        mrt_tensor_release(&x);
+        mrt_tensor_release(&kt);
+        th_free(c);
+    }
+}
+
 Test(select, cumprod_exclusive_reverse)
 {
     mrt_tensor x = th_from_f64(MRT_DTYPE_DOUBLE, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});

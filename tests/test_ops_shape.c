@@ -1429,6 +1429,45 @@ Test(shape_ops, compress_onehot_nonzero)
     }
 }
 
+/* NonZero of bool, int8 and uint8 (the byte path): byte values other than 0/1, rows that end in zeros or are all
+   zeros or all set, ranks 1 to 4, against the reference's coordinates. */
+Test(shape_ops, nonzero_of_bytes)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("shape.nonzero_bytes"));
+    const mrt_dtype dts[] = {MRT_DTYPE_BOOL, MRT_DTYPE_INT8, MRT_DTYPE_UINT8};
+    for (int it = 0; it < 36; it++) {
+        int rank = 1 + it % 4;
+        int64_t shape[4], n = 1;
+        rand_shape(&r, rank, shape, it < 8 ? 3 : 40, true);
+        for (int d = 0; d < rank; d++) n *= shape[d];
+        mrt_dtype dt = dts[it % 3];
+        int density = (int)th_rng_int(&r, 0, 4); /* 0: none set, 4: all set */
+        double *xv = malloc((size_t)(n + 1) * sizeof *xv);
+        for (int64_t i = 0; i < n; i++) {
+            bool set = th_rng_int(&r, 1, 4) <= density;
+            xv[i] = !set ? 0 : dt == MRT_DTYPE_BOOL ? 1 : dt == MRT_DTYPE_INT8 ? (double)th_rng_int(&r, -128, -1) : (double)th_rng_int(&r, 2, 255);
+        }
+        mrt_tensor x = th_from_f64(dt, rank, shape, xv), y;
+        th_case *c = th_begin("NonZero", "", 13);
+        th_input(c, &x);
+        RUN_OK(c, 1, &y, "nonzero");
+        int64_t *coords, cnt = sref_nonzero(rank, shape, xv, &coords);
+        int64_t oshape[2] = {rank, cnt};
+        double *cv = malloc((size_t)(rank * cnt + 1) * sizeof *cv);
+        for (int64_t i = 0; i < rank * cnt; i++) cv[i] = (double)coords[i];
+        char why[256];
+        cr_assert(th_check_f64(&y, cv, 2, oshape, 0, 0, 0, why, sizeof why), "nonzero %s %s: %s", mrt_dtype_name(dt),
+                  shape_str(rank, shape), why);
+        free(cv);
+        free(coords);
+        free(xv);
+        free_tensors(1, &y);
+        mrt_tensor_release(&x);
+        th_free(c);
+    }
+}
+
 /* TensorScatter: a [2, 5, 2] cache gets a 2-step update at write index 1 (batch 0) and, circularly, 4 (batch 1:
    positions 4 then 0); everything else keeps the past values. Linear mode refuses the write past the end. */
 Test(shape, tensor_scatter_linear_and_circular)

@@ -679,6 +679,52 @@ Test(planner, gelu_written_out_fuses_into_an_elementwise_add_with_the_same_bits)
     }
 }
 
+/* A BatchNormalization on a graph input (no Conv before it: DenseNet's pre-activation BatchNormalization -> Relu
+   on a Concat) anchors a chain of its own. variant 0: -> Relu (the kernel's one-loop path); 1: -> Add(residual) ->
+   Relu; 2: -> Sigmoid (a pass per channel plane after the BatchNormalization's). */
+static mrt_model *bn_chain_model(const void *arg)
+{
+    int variant = *(const int *)arg;
+    th_rng rr;
+    mrt_model *m = x_r_model("planner.bn_chain.weights", &rr);
+    mrt_graph *g = m->graph;
+    if (variant == 1) {
+        add_bn_residual_relu(g, &rr, 6, "x");
+    } else {
+        int64_t channels = 6;
+        mrt_tensor scale = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &channels, 0.5, 2);
+        mrt_tensor shift = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &channels, -1, 1);
+        mrt_tensor mean = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &channels, -1, 1);
+        mrt_tensor var = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &channels, 0.5, 2);
+        const char *names[] = {"scale", "shift", "mean", "var"};
+        mrt_tensor *ts[] = {&scale, &shift, &mean, &var};
+        for (int i = 0; i < 4; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+        mrt_node *n;
+        mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"x", "scale", "shift", "mean", "var"},
+                           1, (const char *[]){"h_bn"}, &n);
+        mrt_graph_add_node(g, "act", variant == 0 ? "Relu" : "Sigmoid", "", 1, (const char *[]){"h_bn"}, 1,
+                           (const char *[]){"y"}, &n);
+        for (int i = 0; i < 4; i++) mrt_tensor_release(ts[i]);
+    }
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    return m;
+}
+
+Test(planner, batchnorm_anchors_its_own_chain_with_the_same_bits)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        th_rng r;
+        th_rng_init(&r, th_seed("planner.bn_chain"));
+        /* 2 x 6 planes of 40 x 70: two ranges of planes on 2 threads */
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 6, 40, 70}, -3, 3);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 6, 40, 70}, -1, 1);
+        ((float *)x.data)[5] = NAN, ((float *)x.data)[77] = -0.0f;
+        char label[64];
+        snprintf(label, sizeof label, "BatchNormalization chain, variant %d", variant);
+        expect_fused_same_bits(bn_chain_model, &variant, &x, &res, variant == 1 ? 2 : 1, label);
+    }
+}
+
 /* A stem Conv (3 input channels: ops_cpu/conv.c reads its rows in place) -> BatchNormalization -> Add(residual)
    -> Relu on a batch of 2: fused into the Conv, the same bits as the nodes run on their own, with 1 and 2 threads
    (the residual is indexed from each image's first output). */
