@@ -72,6 +72,21 @@ static int64_t lin_cols_build(const mrt_resize_axis *tw, int64_t ow_n, lin_cols 
     return groups;
 }
 
+/* Group g's first and second neighbours in input row r, in double */
+__attribute__((target("avx512f"), always_inline)) static inline void lin_neighbours(const float *r, int64_t iw,
+                                                                                   const lin_cols *g, __m512d *x0,
+                                                                                   __m512d *x1)
+{
+    if (g->window) {
+        __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_first(iw - g->lo), r + g->lo);
+        *x0 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_loadu_si512(g->p0), v)));
+        *x1 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_loadu_si512(g->p1), v)));
+    } else {
+        *x0 = _mm512_cvtps_pd(_mm512_i64gather_ps(_mm512_loadu_si512(g->i0), r, 4));
+        *x1 = _mm512_cvtps_pd(_mm512_i64gather_ps(_mm512_loadu_si512(g->i1), r, 4));
+    }
+}
+
 __attribute__((target("avx512f"))) static void linear_row_avx512(const float *r0, const float *r1, int64_t iw,
                                                                 const double *wh, const lin_cols *g, int64_t groups,
                                                                 float *y)
@@ -83,14 +98,7 @@ __attribute__((target("avx512f"))) static void linear_row_avx512(const float *r0
         __m512d ww0 = _mm512_load_pd(g->w0), ww1 = _mm512_load_pd(g->w1), acc = zero;
         for (int kh = 0; kh < 2; kh++) {
             __m512d w0 = _mm512_mul_pd(whs[kh], ww0), w1 = _mm512_mul_pd(whs[kh], ww1), x0, x1;
-            if (g->window) {
-                __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_first(iw - g->lo), rows[kh] + g->lo);
-                x0 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_loadu_si512(g->p0), v)));
-                x1 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_loadu_si512(g->p1), v)));
-            } else {
-                x0 = _mm512_cvtps_pd(_mm512_i64gather_ps(_mm512_loadu_si512(g->i0), rows[kh], 4));
-                x1 = _mm512_cvtps_pd(_mm512_i64gather_ps(_mm512_loadu_si512(g->i1), rows[kh], 4));
-            }
+            lin_neighbours(rows[kh], iw, g, &x0, &x1);
             acc = _mm512_mask_add_pd(acc, _mm512_cmp_pd_mask(w0, zero, _CMP_NEQ_UQ), acc, _mm512_mul_pd(w0, x0));
             acc = _mm512_mask_add_pd(acc, _mm512_cmp_pd_mask(w1, zero, _CMP_NEQ_UQ), acc, _mm512_mul_pd(w1, x1));
         }
@@ -105,14 +113,7 @@ __attribute__((target("avx512f"))) static void linear_row_gather(const float *r,
 {
     for (int64_t q = 0; q < groups; q++, g++, dst += 16) {
         __m512d x0, x1;
-        if (g->window) {
-            __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_first(iw - g->lo), r + g->lo);
-            x0 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_loadu_si512(g->p0), v)));
-            x1 = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_loadu_si512(g->p1), v)));
-        } else {
-            x0 = _mm512_cvtps_pd(_mm512_i64gather_ps(_mm512_loadu_si512(g->i0), r, 4));
-            x1 = _mm512_cvtps_pd(_mm512_i64gather_ps(_mm512_loadu_si512(g->i1), r, 4));
-        }
+        lin_neighbours(r, iw, g, &x0, &x1);
         _mm512_store_pd(dst, x0);
         _mm512_store_pd(dst + 8, x1);
     }
