@@ -152,7 +152,7 @@ static void resize2_planes(void *arg, int64_t p0, int64_t p1)
 #ifdef MRT_HAVE_AVX512_INTRINSICS
     lin_cols cols[j->vector_rows ? LIN_COLS_MAX_GROUPS : 1];
     int64_t groups = j->vector_rows ? lin_cols_build(tw, j->ow, cols) : 0;
-    bool cached = groups <= LIN_SLOT_GROUPS && j->oh > j->ih;
+    bool cached = groups > 0 && groups <= LIN_SLOT_GROUPS && j->oh > j->ih;
     _Alignas(64) double slot[cached ? 2 : 1][cached ? 16 * groups : 1];
 #endif
     for (int64_t p = p0; p < p1; p++) {
