@@ -225,21 +225,24 @@ static bool b_is_broadcast(const mrt_matmul_dims *d)
     return true;
 }
 
+/* matmul_SUF_batches: batches [i0, i1), a product each; matmul_SUF: all of them (one B for every batch: A's batches
+   stack into one tall GEMM) */
 #define MATMUL_FLOAT(T, SUF, GEMM)                                                                                 \
-    static void matmul_##SUF(const mrt_matmul_dims *d, const T *a, const T *b, T *y)                               \
+    static void matmul_##SUF##_batches(const mrt_matmul_dims *d, const T *a, const T *b, T *y, int64_t i0,         \
+                                       int64_t i1)                                                                 \
     {                                                                                                              \
-        int64_t nb = batch_count(d);                                                                               \
-        if (b_is_broadcast(d)) {                                                                                   \
-            /* one B for every batch: A's batches stack into one tall GEMM */                                      \
-            GEMM(false, false, nb * d->m, d->n, d->k, (T)1, a, d->k, b, d->n, (T)0, y, d->n);                      \
-            return;                                                                                                \
-        }                                                                                                          \
-        for (int64_t i = 0; i < nb; i++) {                                                                         \
+        for (int64_t i = i0; i < i1; i++) {                                                                        \
             int64_t ia, ib;                                                                                        \
             batch_index(d, i, &ia, &ib);                                                                           \
             GEMM(false, false, d->m, d->n, d->k, (T)1, a + ia * d->m * d->k, d->k, b + ib * d->k * d->n, d->n,     \
                  (T)0, y + i * d->m * d->n, d->n);                                                                 \
         }                                                                                                          \
+    }                                                                                                              \
+    static void matmul_##SUF(const mrt_matmul_dims *d, const T *a, const T *b, T *y)                               \
+    {                                                                                                              \
+        int64_t nb = batch_count(d);                                                                               \
+        if (b_is_broadcast(d)) GEMM(false, false, nb * d->m, d->n, d->k, (T)1, a, d->k, b, d->n, (T)0, y, d->n);   \
+        else matmul_##SUF##_batches(d, a, b, y, 0, nb);                                                            \
     }
 MATMUL_FLOAT(float, f32, mrt_lin_sgemm)
 MATMUL_FLOAT(double, f64, mrt_lin_dgemm)
@@ -353,13 +356,7 @@ typedef struct matvec_batches {
 static void matvec_batch_range(void *arg, int64_t i0, int64_t i1)
 {
     const matvec_batches *mb = arg;
-    const mrt_matmul_dims *d = mb->d;
-    for (int64_t i = i0; i < i1; i++) {
-        int64_t ia, ib;
-        batch_index(d, i, &ia, &ib);
-        mrt_lin_sgemm(false, false, d->m, d->n, d->k, 1.0f, mb->a + ia * d->m * d->k, d->k, mb->b + ib * d->k * d->n,
-                      d->n, 0.0f, mb->y + i * d->m * d->n, d->n);
-    }
+    matmul_f32_batches(mb->d, mb->a, mb->b, mb->y, i0, i1);
 }
 
 static mrt_status mrt_cpu_matmul(mrt_op_ctx *ctx)
