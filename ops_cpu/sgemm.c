@@ -807,10 +807,17 @@ static void pack_a_panels(void *arg, int64_t p0, int64_t p1)
     pack_a_range(pj->a, pj->rs, pj->cs, pj->m, pj->k, p0, p1, pj->dst);
 }
 
-/* Wide mode when B is not packed and there are enough column strips to go round. */
-static bool use_wide(int64_t n, bool b_packed, int n_threads)
+/* Wide mode when B is not packed and there are enough column strips to go round; from two panels per thread down
+   when B is the larger operand (n >= m). A thread in narrow mode reads all of B and half of A, in wide mode half of
+   B (the columns it packs and computes) and all of A; what it reads of B is also the previous node's output, half
+   of it in the other core's cache. Two threads, alternating runs: Inception-v3, whose 17x17 layers (289 columns,
+   128-192 rows) went wide, 33.6-33.9 -> 30.3-30.7 ms while this VM's cross-core hand-offs take ~550 ns
+   (build/bench/minirt_pool), 26.9-27.6 -> 25.6-26.1 while they take ~100 ns; EfficientNetV2-S's 1x1 expansions
+   to 960 rows at 14x14 went 3% slower wide. */
+static bool use_wide(int64_t m, int64_t n, bool b_packed, int n_threads)
 {
-    return !b_packed && n >= 4 * NR * (int64_t)(n_threads > 1 ? n_threads : 1);
+    int64_t t = n_threads > 1 ? n_threads : 1;
+    return !b_packed && (n >= 4 * NR * t || (t > 1 && n >= 2 * NR * t && n >= m));
 }
 
 /* Narrow mode with B packed per run: on several threads, each packs its own copy of all of B when a copy fits in
@@ -828,7 +835,7 @@ static bool private_b(int64_t k, int64_t n, int n_threads)
 int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed, int n_threads)
 {
     int64_t f = a_packed ? 0 : mrt_sgemm_packed_a_floats(m, k);
-    if (use_wide(n, b_packed, n_threads)) f += (int64_t)(n_threads > 1 ? n_threads : 1) * slot_floats(n, k, n_threads > 1 ? n_threads : 1);
+    if (use_wide(m, n, b_packed, n_threads)) f += (int64_t)(n_threads > 1 ? n_threads : 1) * slot_floats(n, k, n_threads > 1 ? n_threads : 1);
     else if (!b_packed) f += mrt_sgemm_packed_b_floats(k, n) * (private_b(k, n, n_threads) ? n_threads : 1);
     return f;
 }
@@ -871,7 +878,7 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
         jb.ap = next;
         next += mrt_sgemm_packed_a_floats(m, k);
     }
-    if (use_wide(n, b->packed != NULL, threads)) {
+    if (use_wide(m, n, b->packed != NULL, threads)) {
         jb.slots = next;
         jb.slot = slot_floats(n, k, threads);
         jb.panels = ceil_div(n, NR);

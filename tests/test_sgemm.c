@@ -131,10 +131,11 @@ Test(sgemm, every_element_is_the_fma_chain)
     th_rng r;
     th_rng_init(&r, th_seed("sgemm.chain"));
     /* tails around the 8-row (and the in-place A's 1-, 2- and 4-row) and 16/32/48-column tiles, k around the 256
-       block, both work splits (wide needs n >= 2 * 192 * threads), and wide strips of many panels (a short k on
+       block, both work splits (wide needs n >= 4 * 48 * threads, or on two threads n >= 192 and n >= m: 196 and
+       300 columns go wide below 196 and 300 rows, narrow from 400), and wide strips of many panels (a short k on
        4000 columns: 21 panels a strip) */
-    static const int64_t ms[] = {1, 2, 3, 4, 7, 8, 9, 10, 12, 17, 64};
-    static const int64_t ns[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 48, 49, 50, 52, 97, 196, 800, 4000};
+    static const int64_t ms[] = {1, 2, 3, 4, 7, 8, 9, 10, 12, 17, 64, 400};
+    static const int64_t ns[] = {1, 2, 3, 4, 5, 15, 16, 17, 33, 48, 49, 50, 52, 97, 196, 300, 800, 4000};
     static const int64_t ks[] = {0, 1, 5, 256, 257, 600}; /* k = 0: C keeps its start value, then bias and epilogue */
     for (int threads = 1; threads <= 2; threads++) {
         mrt_threadpool *pool;
