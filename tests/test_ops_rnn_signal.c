@@ -369,6 +369,8 @@ Test(rnn, packed_float32)
                        .peep = it % 3 != 1, .lens = it % 4 == 1, .has_clip = it % 7 == 3, .clip = 0.8,
                        .lbr = (it / 3) % 2, .input_forget = it % 8 == 5, .dt = MRT_DTYPE_FLOAT, .wscale = 0.15};
         if (rc.hidden == 260 && rc.batch > 4) rc.batch = 2; /* keep the reference quick */
+        /* GRU's and LSTM's R at hidden 260 is over 512 KiB packed: odd steps go through it backwards (step_gemm) */
+        if (rc.hidden == 260 && rc.seq < 3) rc.seq = 3;
         char label[200];
         snprintf(label, sizeof label, "it %d: %s %s layout %d seq %lld batch %lld in %lld hid %lld lbr %d", it,
                  cell_names[rc.cell], rc.dir, rc.layout, (long long)rc.seq, (long long)rc.batch, (long long)rc.input,
