@@ -264,6 +264,9 @@ static const kcase cases[] = {
      "kernel_shape=3:3,pads=1:1:1:1,count_include_pad=1", UNIT_GBS, 2.0 * 4 * 288 * 35 * 35},
     {"avgpool 3x3 pad 1 1x768x17x17", "AveragePool", 1, {4}, {{1, 768, 17, 17}}, {false},
      "kernel_shape=3:3,pads=1:1:1:1,count_include_pad=1", UNIT_GBS, 2.0 * 4 * 768 * 17 * 17},
+    /* DenseNet-121's first transition */
+    {"avgpool 2x2/2 1x128x56x56", "AveragePool", 1, {4}, {{1, 128, 56, 56}}, {false},
+     "kernel_shape=2:2,strides=2:2", UNIT_GBS, 4.0 * 128 * (56 * 56 + 28 * 28)},
 };
 
 static mrt_status add_attrs(mrt_node *nd, const char *spec)
