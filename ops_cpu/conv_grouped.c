@@ -138,7 +138,15 @@ __attribute__((target("avx512f"))) static void gc_fill(const gc_job *j, int64_t 
             int64_t ih = oh0 * w->stride[0] - w->pad_begin[0] + r;
             bool inside = ih >= 0 && ih < H;
             const float *s = inside ? j->x + ((n * j->p->c + gi * g->cg + c) * H + ih) * W : NULL;
-            for (int64_t c0 = 0; c0 < g->Wp; c0 += 16) {
+            int64_t c0 = 0;
+            if (inside) /* whole vectors inside the image and the row: plain loads and stores */
+                for (; c0 < pw; c0 += 16) {
+                    __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 - pw, W), s + (c0 - pw));
+                    _mm512_mask_storeu_ps(d + c0, mrt_mask16_first(g->Wp - c0), v);
+                }
+            if (inside)
+                for (; c0 + 16 <= g->Wp && c0 - pw + 16 <= W; c0 += 16) _mm512_storeu_ps(d + c0, _mm512_loadu_ps(s + (c0 - pw)));
+            for (; c0 < g->Wp; c0 += 16) {
                 /* input columns c0 - pw + [0, 16): the masked lanes are not read */
                 __m512 v = inside ? _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 - pw, W), s + (c0 - pw)) : _mm512_setzero_ps();
                 _mm512_mask_storeu_ps(d + c0, mrt_mask16_first(g->Wp - c0), v);

@@ -703,7 +703,8 @@ Test(linear, conv_groups_split_over_threads_keep_the_bits)
 /* Grouped convs with 4 or more output channels per group take ops_cpu/conv_grouped.c (channels as lanes): its
    3-wide row kernel at strides 1 and 2 (rows in pairs, an odd last one, a row's last block of positions past its
    end), the general one (5x5 dilated, asymmetric padding, K = 288 in two blocks), 4, 6, 8 and 12 of 16 lanes, two blocks
-   per group, bands of rows (a 64-wide image; a 190-wide one whose rows bound the band), batch 2, 1 and 2 threads;
+   per group, bands of rows (a 64-wide image; a 190-wide one whose rows bound the band), rows copied in whole
+   vectors between their padded ends (50 and 41 wide, stride 2, with and without a left pad), batch 2, 1 and 2 threads;
    24 per group (not a multiple of 16) and 3 stay on the GEMM. Each is checked bit for bit against the GEMM's chain. */
 Test(linear, conv_grouped_channels_as_lanes)
 {
@@ -724,6 +725,8 @@ Test(linear, conv_grouped_channels_as_lanes)
         {1, 128, 128, 32, 20, 23, 3, 3, 1, 1, {1, 1, 1, 1}, true}, /* ResNeXt-50's layer1: 4 per group */
         {2, 24, 24, 4, 11, 9, 3, 3, 2, 1, {1, 1, 1, 1}, false},   /* 6 per group, stride 2 */
         {1, 12, 12, 4, 9, 9, 3, 3, 1, 1, {1, 1, 1, 1}, true},     /* 3 per group: the GEMM */
+        {1, 32, 32, 2, 30, 50, 3, 3, 2, 1, {1, 1, 1, 1}, false},  /* stride 2 on 50-wide rows: whole-vector copies */
+        {1, 32, 32, 2, 12, 41, 3, 3, 2, 1, {0, 0, 1, 2}, true},   /* no left pad: whole vectors from column 0 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int t = 1; t <= 2; t++) {
