@@ -744,18 +744,18 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         return st;
     }
     /* with a state, mrt_cpu_conv takes the path prepare chose, and each of these reads W packed only: the model's W
-       may go */
-    if (live_taps_path(&p, x->dtype)) {
-        MRT_TRY(live_taps_prepare(ctx, &p, w->data, state));
-        ctx->prepared_inputs |= 1u << 1; /* conv_live_taps reads the state only */
-        return MRT_STATUS_OK;
-    }
+       may go. The grouped lanes first, as mrt_cpu_conv asks (they take some one-group Convs too). */
     if (mrt_conv_grouped_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_grouped.h) */
         float *packed;
         MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_conv_grouped_packed_floats(&p), &packed));
         mrt_conv_grouped_pack_weights(&p, w->data, packed);
         *state = packed;
         ctx->prepared_inputs |= 1u << 1; /* mrt_conv_grouped is given the packed W only */
+        return MRT_STATUS_OK;
+    }
+    if (live_taps_path(&p, x->dtype)) {
+        MRT_TRY(live_taps_prepare(ctx, &p, w->data, state));
+        ctx->prepared_inputs |= 1u << 1; /* conv_live_taps reads the state only */
         return MRT_STATUS_OK;
     }
     if (mrt_conv_pointwise_lanes_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_pointwise.h) */

@@ -40,10 +40,20 @@ static int64_t gc_in_rows(const mrt_window *w, int64_t band)
     return (band - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1;
 }
 
+/* One group too on small planes with few output channels: there the GEMM packs the whole im2col (K = C x taps
+   rows) for a few rows of W, and its 48-column tiles leave lanes idle (49 positions: two tiles; 196: five).
+   DenseNet-121's 3x3 128 -> 32 Convs (Conv alone, one thread, medians): at 7x7 38 -> 23 us (Winograd's and the
+   GEMM's alike; ORT 22), at 14x14 87 (Winograd) or 91 (GEMM) -> 80 us (ORT 61); at 28x28 Winograd stays faster
+   (0.217 ms against 0.315 here). Not 64 outputs: GoogLeNet's 32 -> 64 at 14x14 went 36.7 -> 46.1 us (four blocks
+   each broadcast the inputs again, where the GEMM's im2col serves 64 rows). */
+enum { GC_DENSE_MAX_POS = 256, GC_DENSE_MAX_M = 32 };
+
 static bool gc_geometry(const mrt_conv_params *p, gc_geom *g)
 {
     const mrt_window *w = &p->win;
-    if (w->nsp != 2 || p->group < 2 || p->c % p->group || p->m % p->group ||
+    bool dense = p->group == 1 && w->nsp == 2 && w->kernel[0] * w->kernel[1] > 1 && /* 1x1: conv_pointwise.c */
+                 w->out[0] * w->out[1] <= GC_DENSE_MAX_POS && p->m <= GC_DENSE_MAX_M;
+    if (w->nsp != 2 || (p->group < 2 && !dense) || p->c % p->group || p->m % p->group ||
         mrt_conv_direct_depthwise(p, MRT_DTYPE_FLOAT))
         return false;
     g->cg = p->c / p->group;
