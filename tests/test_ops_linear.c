@@ -706,7 +706,8 @@ Test(linear, conv_groups_split_over_threads_keep_the_bits)
    end), the general one (5x5 dilated, asymmetric padding, K = 288 in two blocks), 4, 6, 8 and 12 of 16 lanes, two blocks
    per group, bands of rows (a 64-wide image; a 190-wide one whose rows bound the band), rows copied in whole
    vectors between their padded ends (50 and 41 wide, stride 2, with and without a left pad), one group on planes of
-   up to 256 positions with up to 32 output channels (conv_grouped.c's gc_geometry), batch 2, 1 and 2 threads;
+   up to 256 positions with up to 32 output channels (conv_grouped.c's gc_geometry), two blocks at once in halves of
+   the outputs (gc_block2, K over 256 or kernels other than 3 wide), batch 2, 1 and 2 threads;
    24 per group (not a multiple of 16) and 3 stay on the GEMM. Each is checked bit for bit against the GEMM's chain. */
 Test(linear, conv_grouped_channels_as_lanes)
 {
@@ -732,6 +733,8 @@ Test(linear, conv_grouped_channels_as_lanes)
         {1, 128, 32, 1, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}, false},   /* one group (DenseNet's 7x7): K = 1152, 5 k blocks */
         {2, 40, 24, 1, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}, true},   /* one group, 196 positions, a half block */
         {1, 24, 16, 1, 9, 13, 5, 5, 2, 1, {2, 2, 2, 2}, true},    /* one group, 5x5 stride 2 */
+        {1, 64, 64, 2, 10, 12, 5, 5, 1, 1, {2, 2, 2, 2}, true},   /* 32 per group, K = 800: two blocks at once */
+        {1, 32, 32, 1, 3, 4, 3, 3, 1, 1, {1, 1, 1, 1}, false},    /* 12 positions: the second half empty */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int t = 1; t <= 2; t++) {

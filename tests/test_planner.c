@@ -855,6 +855,11 @@ Test(planner, grouped_conv_chains_fuse_with_the_same_bits)
     conv_chain cc = {"planner.grouped_chain.weights", 32, 32, 3, 0, 1, 2};
     expect_conv_chains_same_bits(&cc, "planner.grouped_chain", 7, 9, "3x3 in 2 groups");
     expect_conv_chains_same_bits(&cc, "planner.grouped_chain", 20, 23, "3x3 in 2 groups");
+    /* one group, 32 outputs on 63 positions: the same path, two blocks at once (K = 288: gc_block2) */
+    conv_chain dense = {"planner.grouped_chain.weights", 32, 32, 3, 0, 1, 1};
+    expect_conv_chains_same_bits(&dense, "planner.grouped_chain", 7, 9, "3x3 one group, 32 outputs");
+    dense.act = 1; /* Sigmoid then Add: a pass over the planes */
+    expect_conv_chains_same_bits(&dense, "planner.grouped_chain", 7, 9, "3x3 one group, Sigmoid");
 }
 
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The
