@@ -86,8 +86,8 @@ static bool gc_geometry(const mrt_conv_params *p, gc_geom *g)
    past its end: gc_rows_k3), then its outputs as [position][channel] */
 static int64_t gc_slot_floats(const gc_geom *g)
 {
-    /* (and two 16-position groups more: gc_block2's two halves of the outputs, each rounded up to 16) */
-    return round16(g->cg * g->in_rows * g->Wp + 2 * GC_POS + 1) + (g->band * g->OW + 2 * GC_LANES) * GC_LANES;
+    /* (and three 16-position groups more: gc_block2's two halves of the outputs, each rounded up to 16) */
+    return round16(g->cg * g->in_rows * g->Wp + 2 * GC_POS + 1) + (g->band * g->OW + 3 * GC_LANES) * GC_LANES;
 }
 
 int64_t mrt_conv_grouped_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads)
@@ -321,7 +321,8 @@ __attribute__((target("avx512f"))) static void gc_tasks(void *arg, int64_t t0, i
         bool k3 = w->kernel[1] == 3 && w->dilation[1] == 1 && g->K <= MRT_SGEMM_K_BLOCK && w->stride[1] <= 2;
         /* two blocks (32 channels) by gc_block2: task ob is then a half of the band's outputs, not a block */
         bool pair = !k3 && g->blocks == 2;
-        int64_t mid = pair ? (round16((npos + 1) / 2) < npos ? round16((npos + 1) / 2) : npos) : 0;
+        /* halves of whole GC_POS runs: 196 positions as 104 + 92 (13 and 12 runs) */
+        int64_t half = ((npos + 1) / 2 + GC_POS - 1) / GC_POS * GC_POS, mid = pair ? (half < npos ? half : npos) : 0;
         int64_t qa = pair && ob == 1 ? mid : 0, qb = pair && ob == 0 ? mid : npos;
         int64_t b_lo = pair ? 0 : ob, b_hi = pair ? 2 : ob + 1;
         if (qb <= qa) continue;
