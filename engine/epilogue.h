@@ -97,6 +97,11 @@ typedef struct mrt_epilogue {
 typedef struct mrt_prologue {
     const float *scale;
     int64_t batch_stride, channel_stride; /* 0 where s is broadcast along that axis */
+    /* Or, with scale NULL, an inference BatchNormalization of x [-> Relu] whose only reader is such a Conv
+       (DenseNet's pre-activations before its 1x1 Convs): the Conv packs mrt_bn_apply_f32(x, bn[c]) (then Relu's
+       formula when relu is set), the nodes' own formulas, so again the same bits without their pass over x. */
+    const mrt_bn_coef *bn;
+    bool relu;
     /* Or a Pad of x's two spatial axes with zeros (no cropping) whose only reader is a 2-D AveragePool without pads
        of its own (engine/fuse.c): the pool reads x and takes these as its pads, counted in every window
        (count_include_pad), which is what the explicit zeros were. Its sums in double start from +0, so leaving out

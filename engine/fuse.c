@@ -2,7 +2,7 @@
  * Sigmoid+Mul (SiLU) | HardSwish | GELU written out (Div, Erf, Add, Mul, Mul)], MatMul/Gemm -> [Add(bias along the last axis)] -> [Add(residual)] -> [the same
  * activations], BatchNormalization -> [Add(residual)] -> [the same activations], and float Add/Sub/Mul/Div ->
  * [GELU written out] only, float32, each link the only reader of the value before it; before a pointwise Conv, a
- * per-channel Mul(x, s) that only the Conv reads, and before a 2-D AveragePool, a zero Pad that only it reads
+ * per-channel Mul(x, s) or BatchNormalization [-> Relu] that only the Conv reads, and before a 2-D AveragePool, a zero Pad that only it reads
  * (mrt_prologue). */
 #include "engine/fuse.h"
 
@@ -410,6 +410,68 @@ static void fuse_input_scale(fuse_scan *fs, int c, uint8_t *fused_away)
     }
 }
 
+/* BatchNormalization(x) [-> Relu] -> m read by Conv step c alone (pointwise, group 1): fuse it into c as an input
+   BatchNormalization (mrt_prologue). The BatchNormalization step b has taken the Relu in already (grow_chain, which
+   runs first): its fusion, with that one op, is dropped and the two nodes go into c. DenseNet-121's 58
+   pre-activations before its 1x1 Convs (and the transitions'): each wrote and read its Concat's size again. */
+static void fuse_input_bn(fuse_scan *fs, int c, uint8_t *fused_away)
+{
+    mrt_exec *e = fs->e;
+    mrt_step *cst = &e->steps[c];
+    const mrt_node *cn = node_of(e, c);
+    if (cst->folded || cst->dynamic || cst->fused_into >= 0 || cst->shadow || cst->call_shadow || !cst->kernel ||
+        !(cst->kernel->flags & MRT_KERNEL_INPUT_SCALE) || !is_op(cn, "Conv") || cn->n_inputs < 2 ||
+        (cst->fusion && cst->fusion->in_value >= 0))
+        return;
+    int m = cn->inputs[0];
+    if (!plain_value(fs, m) || fs->readers[m] != 1 || fs->producer[m] < 0) return;
+    int b = fs->producer[m], r = -1;
+    if (e->steps[b].fused_into >= 0) { /* the Relu, fused into the BatchNormalization */
+        r = b;
+        b = e->steps[r].fused_into;
+        const mrt_fusion *bf = e->steps[b].fusion;
+        if (!is_op(node_of(e, r), "Relu") || !bf || bf->out_value != m || bf->ep.n_ops != 1 ||
+            bf->ep.ops[0].kind != MRT_POST_RELU || bf->in_value >= 0)
+            return;
+    } else if (e->steps[b].fusion) {
+        return;
+    }
+    mrt_step *bst = &e->steps[b];
+    const mrt_node *bn = node_of(e, b);
+    if (bst->folded || bst->dynamic || bst->shadow || bst->call_shadow || !is_op(bn, "BatchNormalization") ||
+        bn->n_inputs != 5)
+        return;
+    int x = bn->inputs[0], bv = bn->outputs[0];
+    const mrt_tensor *mt = &e->vals[m].tensor;
+    if (!ready_tensor(e, x, MRT_DTYPE_FLOAT) || !mrt_tensor_same_shape(&e->vals[x].tensor, mt) || mt->rank < 3 ||
+        !pointwise_conv(e, cn, mt) || (r >= 0 && (!plain_value(fs, bv) || fs->readers[bv] != 1)))
+        return;
+    mrt_bn_coef *coef;
+    if (!bn_link(e, bst, x, mt->shape[1], &coef)) return;
+    mrt_fusion *f = cst->fusion;
+    if (!f) {
+        f = fusion_new();
+        if (!f) {
+            free(coef);
+            return; /* no fusion: the nodes run on their own */
+        }
+        f->out_value = cn->outputs[0];
+        cst->fusion = f;
+    }
+    f->in_value = x;
+    f->pro_coef = coef;
+    f->pro.bn = coef;
+    f->pro.relu = r >= 0;
+    if (r >= 0) {
+        mrt_fusion_free(bst->fusion);
+        bst->fusion = NULL;
+        e->steps[r].fused_into = c;
+        fused_away[bv] = 1;
+    }
+    bst->fused_into = c;
+    fused_away[m] = 1;
+}
+
 /* The zero pads of Pad step p (mode constant, value 0, only the last two of four axes, none negative) into
    pads[4] = {top, left, bottom, right}; false when it is not such a Pad. Opset 2-10 take pads and value as
    attributes, 11 on as inputs (constants); an axes input (18 on) is not taken. */
@@ -517,6 +579,7 @@ mrt_status mrt_fuse_steps(mrt_exec *e, const bool *sub_read, uint8_t *fused_away
         if (!other_outputs) st->fusion = grow_chain(&fs, s, fused_away);
     }
     for (int s = 0; s < e->n_steps; s++) fuse_input_scale(&fs, s, fused_away);
+    for (int s = 0; s < e->n_steps; s++) fuse_input_bn(&fs, s, fused_away);
     for (int s = 0; s < e->n_steps; s++) fuse_input_pad(&fs, s, fused_away);
     free(fs.readers);
     free(fs.reader);
@@ -528,6 +591,7 @@ void mrt_fusion_free(mrt_fusion *f)
 {
     if (!f) return;
     free(f->coef);
+    free(f->pro_coef);
     free(f);
 }
 

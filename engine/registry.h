@@ -63,8 +63,8 @@ enum {
     /* run writes every element of output 0 (so the engine skips zero-filling it) and, for float32 output, applies
        ctx->epilogue to it: element-wise successors may be fused into the node (engine/fuse.c) */
     MRT_KERNEL_EPILOGUE = 1u << 0,
-    /* run applies ctx->prologue (a per-channel scale of input 0, engine/epilogue.h) whenever it is set: a
-       Mul(x, s) read only by this node may be fused into it */
+    /* run applies ctx->prologue (a per-channel scale or BatchNormalization [-> Relu] of input 0, engine/epilogue.h)
+       whenever it is set: a Mul(x, s) or those nodes read only by this node may be fused into it */
     MRT_KERNEL_INPUT_SCALE = 1u << 1,
     /* prepare's result depends only on the node's constant inputs and attributes (never on another input's shape
        or data), so a step whose shapes are only known at run time (dynamic: after NonZero, NMS, a Loop) prepares

@@ -457,6 +457,38 @@ static void conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int
     }
 }
 
+/* A pointwise Conv's B with a BatchNormalization [-> Relu] fused in before it (mrt_prologue): B(c, j) =
+   mrt_bn_apply_f32(x[c, j], bn[c]) [then Relu's formula], what ops_cpu/norm.c's kernel writes, so the same bits */
+typedef struct bn_src {
+    const float *x;     /* the image: [channels, in_numel] */
+    int64_t in_numel;
+    const mrt_bn_coef *bn;
+    bool relu;
+} bn_src;
+
+MRT_VECTORIZE_CLONES
+static void conv_pack_bn(const void *src, int64_t k0, int64_t k1, int64_t j0, int64_t j1, float *dst)
+{
+    const bn_src *bs = src;
+    int64_t kc = k1 - k0;
+    for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
+        int64_t cols = j1 - jb < MRT_SGEMM_NR ? j1 - jb : MRT_SGEMM_NR;
+        float *d = dst + q * kc * MRT_SGEMM_NR;
+        for (int64_t kk = k0; kk < k1; kk++, d += MRT_SGEMM_NR) {
+            const float *s = bs->x + kk * bs->in_numel + jb;
+            mrt_bn_coef k = bs->bn[kk];
+            if (bs->relu)
+                for (int64_t j = 0; j < cols; j++) {
+                    float v = mrt_bn_apply_f32(s[j], k);
+                    d[j] = v < 0.0f ? 0.0f : v; /* as Relu: NaN and -0 pass */
+                }
+            else
+                for (int64_t j = 0; j < cols; j++) d[j] = mrt_bn_apply_f32(s[j], k);
+            for (int64_t j = cols; j < MRT_SGEMM_NR; j++) d[j] = 0.0f;
+        }
+    }
+}
+
 static bool uses_sgemm(const mrt_conv_params *p, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && !mrt_conv_direct_depthwise(p, dt); }
 
 /* ---- taps that only read padding.
@@ -712,18 +744,18 @@ static mrt_status mrt_cpu_conv_prepare(mrt_op_ctx *ctx, void **state)
         return st;
     }
     /* with a state, mrt_cpu_conv takes the path prepare chose, and each of these reads W packed only: the model's W
-       may go */
-    if (live_taps_path(&p, x->dtype)) {
-        MRT_TRY(live_taps_prepare(ctx, &p, w->data, state));
-        ctx->prepared_inputs |= 1u << 1; /* conv_live_taps reads the state only */
-        return MRT_STATUS_OK;
-    }
+       may go. The grouped lanes first, as mrt_cpu_conv asks (they take some one-group Convs too). */
     if (mrt_conv_grouped_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_grouped.h) */
         float *packed;
         MRT_TRY(mrt_sgemm_alloc_packed(ctx, mrt_conv_grouped_packed_floats(&p), &packed));
         mrt_conv_grouped_pack_weights(&p, w->data, packed);
         *state = packed;
         ctx->prepared_inputs |= 1u << 1; /* mrt_conv_grouped is given the packed W only */
+        return MRT_STATUS_OK;
+    }
+    if (live_taps_path(&p, x->dtype)) {
+        MRT_TRY(live_taps_prepare(ctx, &p, w->data, state));
+        ctx->prepared_inputs |= 1u << 1; /* conv_live_taps reads the state only */
         return MRT_STATUS_OK;
     }
     if (mrt_conv_pointwise_lanes_floats(&p, x->dtype, 1) > 0) { /* W's columns as vectors (conv_pointwise.h) */
@@ -777,8 +809,12 @@ static void conv_one_group(const mrt_op_ctx *ctx, const conv_group_job *j, int64
     int64_t cg = p->c / p->group, mg = p->m / p->group, ck = cg * p->kernel_numel;
     const float *xg = (const float *)j->x->data + (n * p->c + g * cg) * in_numel;
     conv_src src = {xg, win, p->kernel_numel, in_numel};
+    bn_src bsrc = {xg, in_numel, j->pro ? j->pro->bn : NULL, j->pro && j->pro->relu};
     mrt_sgemm_b bs = {0};
-    if (is_pointwise(win)) { /* B is the image itself: [cg, spatial], times the fused input scale */
+    if (bsrc.bn) { /* the image through the fused BatchNormalization (pointwise, one group: mrt_cpu_conv checks) */
+        bs.pack = conv_pack_bn;
+        bs.pack_src = &bsrc;
+    } else if (is_pointwise(win)) { /* B is the image itself: [cg, spatial], times the fused input scale */
         bs.b = xg;
         bs.rs = in_numel;
         bs.cs = 1;

@@ -40,10 +40,21 @@ static int64_t gc_in_rows(const mrt_window *w, int64_t band)
     return (band - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1;
 }
 
+/* One group too on small planes with few output channels: there the GEMM packs the whole im2col (K = C x taps
+   rows) for a few rows of W, and its 48-column tiles leave lanes idle (49 positions: two tiles; 196: five).
+   DenseNet-121's 3x3 128 -> 32 Convs (Conv alone, one thread, medians): at 7x7 38 -> 23 us (Winograd's and the
+   GEMM's alike; ORT 22), at 14x14 87 (Winograd) or 91 (GEMM) -> 80 us (ORT 61); at 28x28 Winograd stays faster
+   (0.217 ms against 0.315 here). Not 64 outputs: GoogLeNet's 32 -> 64 at 14x14 went 36.7 -> 46.1 us (four blocks
+   each broadcast the inputs again, where the GEMM's im2col serves 64 rows). */
+enum { GC_DENSE_MAX_POS = 256, GC_DENSE_MAX_M = 32 };
+
 static bool gc_geometry(const mrt_conv_params *p, gc_geom *g)
 {
     const mrt_window *w = &p->win;
-    if (w->nsp != 2 || p->group < 2 || p->c % p->group || p->m % p->group ||
+    bool dense = p->group == 1 && w->nsp == 2 && w->kernel[0] * w->kernel[1] > 1 && /* 1x1: conv_pointwise.c */
+                 w->dilation[0] == 1 && w->dilation[1] == 1 && /* dilated: conv.c's live taps skip the padding */
+                 w->out[0] * w->out[1] <= GC_DENSE_MAX_POS && p->m <= GC_DENSE_MAX_M;
+    if (w->nsp != 2 || (p->group < 2 && !dense) || p->c % p->group || p->m % p->group ||
         mrt_conv_direct_depthwise(p, MRT_DTYPE_FLOAT))
         return false;
     g->cg = p->c / p->group;
@@ -75,7 +86,8 @@ static bool gc_geometry(const mrt_conv_params *p, gc_geom *g)
    past its end: gc_rows_k3), then its outputs as [position][channel] */
 static int64_t gc_slot_floats(const gc_geom *g)
 {
-    return round16(g->cg * g->in_rows * g->Wp + 2 * GC_POS + 1) + g->band * g->OW * GC_LANES;
+    /* (and three 16-position groups more: gc_block2's two halves of the outputs, each rounded up to 16) */
+    return round16(g->cg * g->in_rows * g->Wp + 2 * GC_POS + 1) + (g->band * g->OW + 3 * GC_LANES) * GC_LANES;
 }
 
 int64_t mrt_conv_grouped_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads)
@@ -138,7 +150,15 @@ __attribute__((target("avx512f"))) static void gc_fill(const gc_job *j, int64_t 
             int64_t ih = oh0 * w->stride[0] - w->pad_begin[0] + r;
             bool inside = ih >= 0 && ih < H;
             const float *s = inside ? j->x + ((n * j->p->c + gi * g->cg + c) * H + ih) * W : NULL;
-            for (int64_t c0 = 0; c0 < g->Wp; c0 += 16) {
+            int64_t c0 = 0;
+            if (inside) /* whole vectors inside the image and the row: plain loads and stores */
+                for (; c0 < pw; c0 += 16) {
+                    __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 - pw, W), s + (c0 - pw));
+                    _mm512_mask_storeu_ps(d + c0, mrt_mask16_first(g->Wp - c0), v);
+                }
+            if (inside)
+                for (; c0 + 16 <= g->Wp && c0 - pw + 16 <= W; c0 += 16) _mm512_storeu_ps(d + c0, _mm512_loadu_ps(s + (c0 - pw)));
+            for (; c0 < g->Wp; c0 += 16) {
                 /* input columns c0 - pw + [0, 16): the masked lanes are not read */
                 __m512 v = inside ? _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 - pw, W), s + (c0 - pw)) : _mm512_setzero_ps();
                 _mm512_mask_storeu_ps(d + c0, mrt_mask16_first(g->Wp - c0), v);
@@ -175,6 +195,53 @@ __attribute__((target("avx512f"))) static void gc_block(const gc_job *j, const f
         }
         for (int p = 0; p < GC_POS && q0 + p < npos; p++)
             _mm512_store_ps(os + (q0 + p) * GC_LANES, with_bias ? _mm512_add_ps(tot[p], bias) : tot[p]);
+    }
+}
+
+/* gc_block for two blocks at once (a group's 32 output channels), over outputs [qa, qb) of the band, into os0 and
+   os1 ([position - qa][lane]): each input value broadcast once for both W columns, 10 loads for 16 fmas where two
+   passes took 18. Each output's chains and sums as gc_block's: the k blocks' chains from 0, added in order in os,
+   then + the bias. DenseNet-121's 3x3 128 -> 32 (Conv alone, one thread, medians): at 14x14 80-81 -> 66 us (ORT
+   61), at 7x7 23-25 -> 21 us (ORT 22). */
+__attribute__((target("avx512f"))) static void gc_block2(const gc_job *j, const float *xs, const float *wt0,
+                                                        const float *wt1, const int64_t *koff, __m512 bias0,
+                                                        __m512 bias1, bool with_bias, int64_t qa, int64_t qb,
+                                                        float *os0, float *os1)
+{
+    const gc_geom *g = &j->g;
+    const mrt_window *w = &j->p->win;
+    for (int64_t q0 = qa; q0 < qb; q0 += GC_POS) {
+        const float *at[GC_POS]; /* position q0 + p's window corner (past qb: the last position, not stored) */
+        for (int p = 0; p < GC_POS; p++) {
+            int64_t q = q0 + p < qb ? q0 + p : qb - 1, oh = q / g->OW, ow = q % g->OW;
+            at[p] = xs + oh * w->stride[0] * g->Wp + ow * w->stride[1];
+        }
+        int np = qb - q0 < GC_POS ? (int)(qb - q0) : GC_POS;
+        float *o0 = os0 + (q0 - qa) * GC_LANES, *o1 = os1 + (q0 - qa) * GC_LANES;
+        for (int64_t k0 = 0; k0 < g->K; k0 += MRT_SGEMM_K_BLOCK) {
+            int64_t k1 = k0 + MRT_SGEMM_K_BLOCK < g->K ? k0 + MRT_SGEMM_K_BLOCK : g->K;
+            __m512 a0[GC_POS], a1[GC_POS];
+            for (int p = 0; p < GC_POS; p++) a0[p] = a1[p] = _mm512_setzero_ps();
+            for (int64_t k = k0; k < k1; k++) {
+                __m512 w0 = _mm512_load_ps(wt0 + k * GC_LANES), w1 = _mm512_load_ps(wt1 + k * GC_LANES);
+                int64_t off = koff[k];
+                for (int p = 0; p < GC_POS; p++) {
+                    __m512 xb = _mm512_set1_ps(at[p][off]);
+                    a0[p] = _mm512_fmadd_ps(xb, w0, a0[p]);
+                    a1[p] = _mm512_fmadd_ps(xb, w1, a1[p]);
+                }
+            }
+            for (int p = 0; p < np; p++) {
+                __m512 t0 = k0 == 0 ? a0[p] : _mm512_add_ps(_mm512_load_ps(o0 + p * GC_LANES), a0[p]);
+                __m512 t1 = k0 == 0 ? a1[p] : _mm512_add_ps(_mm512_load_ps(o1 + p * GC_LANES), a1[p]);
+                _mm512_store_ps(o0 + p * GC_LANES, t0);
+                _mm512_store_ps(o1 + p * GC_LANES, t1);
+            }
+        }
+        for (int p = 0; with_bias && p < np; p++) {
+            _mm512_store_ps(o0 + p * GC_LANES, _mm512_add_ps(_mm512_load_ps(o0 + p * GC_LANES), bias0));
+            _mm512_store_ps(o1 + p * GC_LANES, _mm512_add_ps(_mm512_load_ps(o1 + p * GC_LANES), bias1));
+        }
     }
 }
 
@@ -232,7 +299,10 @@ __attribute__((target("avx512f"), always_inline)) static inline void gc_rows_k3(
 GC_ROWS_K3(1)
 GC_ROWS_K3(2)
 
-/* Task t: image, group, band, block in that order from the outermost, so the blocks of a band share its rows */
+/* Task t: image, band, group, block in that order from the outermost, so the blocks of a band share its rows, and
+   on large planes (several bands) a thread's run of tasks is a run of rows of every channel: the positions the 1x1
+   Convs before and after split by wrote and read on the same core. Group-major, on two threads each core read half
+   of its input from the other one's cache (RegNetX-400MF's 112 -> 56 stride-2 conv, 2 groups, 7 bands). */
 __attribute__((target("avx512f"))) static void gc_tasks(void *arg, int64_t t0, int64_t t1)
 {
     const gc_job *j = arg;
@@ -240,33 +310,50 @@ __attribute__((target("avx512f"))) static void gc_tasks(void *arg, int64_t t0, i
     const mrt_conv_params *p = j->p;
     float *xs = j->ws + (j->threads > 1 ? mrt_thread_index() : 0) * j->slot;
     float *os = xs + round16(g->cg * g->in_rows * g->Wp);
-    int64_t ohw = g->OH * g->OW, filled = -1; /* the (image, group, band) whose rows xs holds */
+    int64_t ohw = g->OH * g->OW, filled = -1; /* the (image, band, group) whose rows xs holds */
     for (int64_t t = t0; t < t1; t++) {
-        int64_t ob = t % g->blocks, rest = t / g->blocks, bi = rest % g->bands, ngb = rest / g->bands;
-        int64_t gi = ngb % p->group, n = ngb / p->group;
+        int64_t ob = t % g->blocks, rest = t / g->blocks, gi = rest % p->group, nb = rest / p->group;
+        int64_t bi = nb % g->bands, n = nb / g->bands;
         int64_t oh0 = bi * g->band, oh1 = oh0 + g->band < g->OH ? oh0 + g->band : g->OH, npos = (oh1 - oh0) * g->OW;
         if (rest != filled) gc_fill(j, n, gi, oh0, xs);
         filled = rest;
-        int64_t ch0 = gi * g->mg + ob * GC_LANES, nch = g->mg - ob * GC_LANES < GC_LANES ? g->mg - ob * GC_LANES : GC_LANES;
-        _Alignas(64) float bs[GC_LANES] = {0};
-        for (int64_t l = 0; j->b && l < nch; l++) bs[l] = j->b[ch0 + l];
-        const float *wt = j->wt + (gi * g->blocks + ob) * g->K * GC_LANES;
         const mrt_window *w = &p->win;
-        if (w->kernel[1] == 3 && w->dilation[1] == 1 && g->K <= MRT_SGEMM_K_BLOCK && w->stride[1] <= 2)
-            (w->stride[1] == 1 ? gc_rows_k3_s1 : gc_rows_k3_s2)(j, xs, wt, _mm512_load_ps(bs), j->b != NULL, oh1 - oh0, os);
+        bool k3 = w->kernel[1] == 3 && w->dilation[1] == 1 && g->K <= MRT_SGEMM_K_BLOCK && w->stride[1] <= 2;
+        /* two blocks (32 channels) by gc_block2: task ob is then a half of the band's outputs, not a block */
+        bool pair = !k3 && g->blocks == 2;
+        /* halves of whole GC_POS runs: 196 positions as 104 + 92 (13 and 12 runs) */
+        int64_t half = ((npos + 1) / 2 + GC_POS - 1) / GC_POS * GC_POS, mid = pair ? (half < npos ? half : npos) : 0;
+        int64_t qa = pair && ob == 1 ? mid : 0, qb = pair && ob == 0 ? mid : npos;
+        int64_t b_lo = pair ? 0 : ob, b_hi = pair ? 2 : ob + 1;
+        if (qb <= qa) continue;
+        float *osb[2] = {os, os + round16(qb - qa) * GC_LANES};
+        _Alignas(64) float bs[2][GC_LANES] = {{0}};
+        for (int64_t b = b_lo; b < b_hi; b++)
+            for (int64_t l = 0; j->b && l < GC_LANES && b * GC_LANES + l < g->mg; l++)
+                bs[b - b_lo][l] = j->b[gi * g->mg + b * GC_LANES + l];
+        const float *wt = j->wt + (gi * g->blocks + b_lo) * g->K * GC_LANES;
+        if (k3)
+            (w->stride[1] == 1 ? gc_rows_k3_s1 : gc_rows_k3_s2)(j, xs, wt, _mm512_load_ps(bs[0]), j->b != NULL, oh1 - oh0, os);
+        else if (pair)
+            gc_block2(j, xs, wt, wt + g->K * GC_LANES, j->koff, _mm512_load_ps(bs[0]), _mm512_load_ps(bs[1]), j->b != NULL,
+                      qa, qb, osb[0], osb[1]);
         else
-            gc_block(j, xs, wt, j->koff, _mm512_load_ps(bs), j->b != NULL, npos, os);
-        /* [position][channel] -> the channels' planes, 16 positions at a time */
-        float *y0 = j->y + (n * p->m + ch0) * ohw + oh0 * g->OW;
-        for (int64_t q = 0; q < npos; q += GC_LANES) {
-            int64_t nq = npos - q < GC_LANES ? npos - q : GC_LANES;
-            __m512 r[GC_LANES];
-            for (int i = 0; i < GC_LANES; i++) r[i] = i < nq ? _mm512_load_ps(os + (q + i) * GC_LANES) : _mm512_setzero_ps();
-            mrt_transpose16(r);
-            for (int64_t ch = 0; ch < nch; ch++)
-                _mm512_mask_storeu_ps(y0 + ch * ohw + q, mrt_mask16_first(nq), r[mrt_transpose16_perm[ch]]);
+            gc_block(j, xs, wt, j->koff, _mm512_load_ps(bs[0]), j->b != NULL, npos, os);
+        for (int64_t b = b_lo; b < b_hi; b++) {
+            int64_t ch0 = gi * g->mg + b * GC_LANES, nch = g->mg - b * GC_LANES < GC_LANES ? g->mg - b * GC_LANES : GC_LANES;
+            const float *ob_s = osb[b - b_lo];
+            /* [position][channel] -> the channels' planes, 16 positions at a time */
+            float *y0 = j->y + (n * p->m + ch0) * ohw + oh0 * g->OW + qa;
+            for (int64_t q = 0; q < qb - qa; q += GC_LANES) {
+                int64_t nq = qb - qa - q < GC_LANES ? qb - qa - q : GC_LANES;
+                __m512 r[GC_LANES];
+                for (int i = 0; i < GC_LANES; i++) r[i] = i < nq ? _mm512_load_ps(ob_s + (q + i) * GC_LANES) : _mm512_setzero_ps();
+                mrt_transpose16(r);
+                for (int64_t ch = 0; ch < nch; ch++)
+                    _mm512_mask_storeu_ps(y0 + ch * ohw + q, mrt_mask16_first(nq), r[mrt_transpose16_perm[ch]]);
+            }
+            mrt_epilogue_apply_rows(j->ep, y0, nch, qb - qa, ohw, ch0, y0 - j->y);
         }
-        mrt_epilogue_apply_rows(j->ep, y0, nch, npos, ohw, ch0, y0 - j->y);
     }
 }
 #endif

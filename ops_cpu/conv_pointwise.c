@@ -181,6 +181,26 @@ __attribute__((target("avx512f"))) static void pl_scale_chunk(const float *x, in
     }
 }
 
+/* The same copy through a fused BatchNormalization [-> Relu]: mrt_bn_apply_f32 (two fmas and an add, the same
+   roundings) and Relu's formula (x < 0 ? 0 : x: NaN and -0 pass), the bits the nodes write */
+__attribute__((target("avx512f"))) static void pl_bn_chunk(const float *x, int64_t hw, int64_t K, int64_t q0,
+                                                          int64_t npos, const mrt_bn_coef *bn, bool relu, float *xs,
+                                                          int64_t ld)
+{
+    __m512 zero = _mm512_setzero_ps();
+    for (int64_t k = 0; k < K; k++) {
+        const float *src = x + k * hw + q0;
+        __m512 ah = _mm512_set1_ps(bn[k].a_hi), al = _mm512_set1_ps(bn[k].a_lo);
+        __m512 bh = _mm512_set1_ps(bn[k].b_hi), bl = _mm512_set1_ps(bn[k].b_lo);
+        for (int64_t i = 0; i < npos; i += 16) {
+            __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_first(npos - i), src + i);
+            v = _mm512_add_ps(_mm512_fmadd_ps(v, ah, bh), _mm512_fmadd_ps(v, al, bl));
+            if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
+            _mm512_store_ps(xs + k * ld + i, v);
+        }
+    }
+}
+
 /* The scratch's positions [0, npos) of block v (channels ch0 + [0, nch)) into the output planes at position q0:
    + bias, then 16 x 16 transposes, then the epilogue in registers when it has that form (re) */
 __attribute__((target("avx512f"))) static void pl_store(const pl_job *j, const float *os, int v, int64_t n,
@@ -234,15 +254,17 @@ __attribute__((target("avx512f"))) static void pl_tasks(void *arg, int64_t t0, i
         int64_t b0, q0 = chunk * g->chunk, q1 = q0 + g->chunk < hw ? q0 + g->chunk : hw;
         int nb;
         pl_panel(g, panel, &b0, &nb);
-        const float *x = j->x + n * K * hw, *scale = j->pro ? j->pro->scale + n * j->pro->batch_stride : NULL;
+        const float *x = j->x + n * K * hw,
+                    *scale = j->pro && j->pro->scale ? j->pro->scale + n * j->pro->batch_stride : NULL;
         pl_tile_fn tile = pl_tiles[nb - 1];
-        /* the tiles read x in place, or the chunk's scaled copy (rows of pl_chunk16, position q0 first), made once
-           for the panels that follow on this thread */
+        /* the tiles read x in place, or the chunk's scaled or normalised copy (rows of pl_chunk16, position q0
+           first), made once for the panels that follow on this thread */
         const float *src = x;
         int64_t ld = hw, first = 0;
-        if (scale) {
+        if (j->pro) {
             ld = pl_chunk16(g);
-            if (scaled != rest) pl_scale_chunk(x, hw, K, q0, q1 - q0, scale, j->pro->channel_stride, xs, ld);
+            if (scaled != rest && scale) pl_scale_chunk(x, hw, K, q0, q1 - q0, scale, j->pro->channel_stride, xs, ld);
+            else if (scaled != rest) pl_bn_chunk(x, hw, K, q0, q1 - q0, j->pro->bn, j->pro->relu, xs, ld);
             scaled = rest;
             src = xs;
             first = q0;
@@ -293,7 +315,8 @@ bool mrt_conv_pointwise_lanes(const mrt_op_ctx *ctx, const mrt_conv_params *p, c
                               const float *b, float *y, const mrt_prologue *pro, const mrt_epilogue *ep, float *ws)
 {
 #ifdef MRT_HAVE_AVX512_INTRINSICS
-    pl_job j = {.p = p, .x = x, .wt = packed, .b = b, .y = y, .ws = ws, .pro = pro && pro->scale ? pro : NULL, .ep = ep};
+    pl_job j = {.p = p, .x = x, .wt = packed, .b = b, .y = y, .ws = ws, .pro = pro && (pro->scale || pro->bn) ? pro : NULL,
+                .ep = ep};
     if (!mrt_cpu_has_avx512f() || !pl_geometry(p, &j.g)) return false;
     j.threads = ctx && ctx->n_threads > 1 ? ctx->n_threads : 1;
     /* as many tasks for every thread (a thread's share is a run of panels, pl_panel deals the blocks out evenly,

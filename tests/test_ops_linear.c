@@ -591,16 +591,17 @@ static void run_winograd(th_rng *r, const wino_case *wc, const char *label)
 /* Geometries around the kernel's cuts: tile rows of 1 to 21 tiles (pieces of 16 and a tail), odd output sizes
    (a tile's second row or column dropped), asymmetric and zero padding, sub-blocks that start mid-row and images
    with enough of them to be the tasks (40 x 40: 400 tiles), channel counts around the 8-row panels, the 64-channel
-   passes and the 256-deep k blocks, and a batch of 2 */
+   passes and the 256-deep k blocks, and a batch of 2. Over 32 output channels on planes of up to 256 positions
+   (fewer go to ops_cpu/conv_grouped.c's lanes, gc_geometry). */
 Test(linear, conv_3x3_winograd)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.conv_winograd"));
     static const wino_case cases[] = {
-        {1, 16, 16, 6, 6, {1, 1, 1, 1}, true},    {2, 17, 20, 9, 11, {1, 1, 1, 1}, false},
-        {1, 16, 70, 14, 14, {1, 1, 1, 1}, true},  {1, 24, 16, 8, 9, {0, 0, 0, 0}, true},
+        {1, 16, 80, 6, 6, {1, 1, 1, 1}, true},    {2, 17, 68, 9, 11, {1, 1, 1, 1}, false},
+        {1, 16, 70, 14, 14, {1, 1, 1, 1}, true},  {1, 24, 80, 8, 9, {0, 0, 0, 0}, true},
         {1, 32, 33, 13, 42, {2, 0, 1, 2}, true},  {1, 20, 16, 40, 40, {1, 1, 1, 1}, false},
-        {2, 300, 24, 7, 7, {1, 1, 1, 1}, true},   {1, 512, 16, 7, 8, {1, 1, 1, 1}, false},
+        {2, 300, 72, 7, 7, {1, 1, 1, 1}, true},   {1, 512, 80, 7, 8, {1, 1, 1, 1}, false},
         {1, 16, 130, 9, 35, {0, 1, 0, 1}, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -703,7 +704,10 @@ Test(linear, conv_groups_split_over_threads_keep_the_bits)
 /* Grouped convs with 4 or more output channels per group take ops_cpu/conv_grouped.c (channels as lanes): its
    3-wide row kernel at strides 1 and 2 (rows in pairs, an odd last one, a row's last block of positions past its
    end), the general one (5x5 dilated, asymmetric padding, K = 288 in two blocks), 4, 6, 8 and 12 of 16 lanes, two blocks
-   per group, bands of rows (a 64-wide image; a 190-wide one whose rows bound the band), batch 2, 1 and 2 threads;
+   per group, bands of rows (a 64-wide image; a 190-wide one whose rows bound the band), rows copied in whole
+   vectors between their padded ends (50 and 41 wide, stride 2, with and without a left pad), one group on planes of
+   up to 256 positions with up to 32 output channels (conv_grouped.c's gc_geometry), two blocks at once in halves of
+   the outputs (gc_block2, K over 256 or kernels other than 3 wide), batch 2, 1 and 2 threads;
    24 per group (not a multiple of 16) and 3 stay on the GEMM. Each is checked bit for bit against the GEMM's chain. */
 Test(linear, conv_grouped_channels_as_lanes)
 {
@@ -724,6 +728,13 @@ Test(linear, conv_grouped_channels_as_lanes)
         {1, 128, 128, 32, 20, 23, 3, 3, 1, 1, {1, 1, 1, 1}, true}, /* ResNeXt-50's layer1: 4 per group */
         {2, 24, 24, 4, 11, 9, 3, 3, 2, 1, {1, 1, 1, 1}, false},   /* 6 per group, stride 2 */
         {1, 12, 12, 4, 9, 9, 3, 3, 1, 1, {1, 1, 1, 1}, true},     /* 3 per group: the GEMM */
+        {1, 32, 32, 2, 30, 50, 3, 3, 2, 1, {1, 1, 1, 1}, false},  /* stride 2 on 50-wide rows: whole-vector copies */
+        {1, 32, 32, 2, 12, 41, 3, 3, 2, 1, {0, 0, 1, 2}, true},   /* no left pad: whole vectors from column 0 */
+        {1, 128, 32, 1, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}, false},   /* one group (DenseNet's 7x7): K = 1152, 5 k blocks */
+        {2, 40, 24, 1, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}, true},   /* one group, 196 positions, a half block */
+        {1, 24, 16, 1, 9, 13, 5, 5, 2, 1, {2, 2, 2, 2}, true},    /* one group, 5x5 stride 2 */
+        {1, 64, 64, 2, 10, 12, 5, 5, 1, 1, {2, 2, 2, 2}, true},   /* 32 per group, K = 800: two blocks at once */
+        {1, 32, 32, 1, 3, 4, 3, 3, 1, 1, {1, 1, 1, 1}, false},    /* 12 positions: the second half empty */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int t = 1; t <= 2; t++) {

@@ -855,6 +855,11 @@ Test(planner, grouped_conv_chains_fuse_with_the_same_bits)
     conv_chain cc = {"planner.grouped_chain.weights", 32, 32, 3, 0, 1, 2};
     expect_conv_chains_same_bits(&cc, "planner.grouped_chain", 7, 9, "3x3 in 2 groups");
     expect_conv_chains_same_bits(&cc, "planner.grouped_chain", 20, 23, "3x3 in 2 groups");
+    /* one group, 32 outputs on 63 positions: the same path, two blocks at once (K = 288: gc_block2) */
+    conv_chain dense = {"planner.grouped_chain.weights", 32, 32, 3, 0, 1, 1};
+    expect_conv_chains_same_bits(&dense, "planner.grouped_chain", 7, 9, "3x3 one group, 32 outputs");
+    dense.act = 1; /* Sigmoid then Add: a pass over the planes */
+    expect_conv_chains_same_bits(&dense, "planner.grouped_chain", 7, 9, "3x3 one group, Sigmoid");
 }
 
 /* A squeeze-excite block: s = Sigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), then Conv1x1(Mul(x, s)) + r. The
@@ -942,6 +947,87 @@ Test(planner, input_scale_is_not_fused_where_its_product_is_read_or_the_conv_is_
 {
     check_se_block((se_variant){.kernel = 1, .mul_read = true}, 3);
     check_se_block((se_variant){.kernel = 3}, 3);
+}
+
+/* DenseNet's pre-activation: Neg(x) -> BatchNormalization [-> Relu] -> 1x1 Conv -> Add(residual "r"). The
+   BatchNormalization (and its Relu) is fused into the Conv as an input BatchNormalization (engine/epilogue.h,
+   mrt_prologue): the Conv packs the nodes' own results, so the bits are those of the nodes run on their own.
+   `relu`: with the Relu; `proj`: the Conv's output channels (12: the GEMM's packer; 16: ops_cpu/conv_pointwise.c
+   on planes of 4 to 256 positions, which normalises a copy of the input); `bn_read`: the BatchNormalization's output
+   is also a graph output; `kernel`: 3 (not pointwise). The last two are not fused. */
+typedef struct prebn_variant {
+    bool relu, bn_read;
+    int kernel, proj;
+} prebn_variant;
+
+static mrt_model *prebn_model(const void *arg)
+{
+    prebn_variant v = *(const prebn_variant *)arg;
+    th_rng rr;
+    mrt_model *m = x_r_model("planner.prebn.weights", &rr);
+    mrt_graph *g = m->graph;
+    int64_t c = 20, k = v.kernel;
+    mrt_tensor scale = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &c, 0.5, 2);
+    mrt_tensor shift = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &c, -1, 1);
+    mrt_tensor mean = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &c, -1, 1);
+    mrt_tensor var = th_rand(&rr, MRT_DTYPE_FLOAT, 1, &c, 0.5, 2);
+    mrt_tensor w = th_rand(&rr, MRT_DTYPE_FLOAT, 4, (int64_t[]){v.proj, c, k, k}, -1, 1);
+    mrt_tensor b = th_rand(&rr, MRT_DTYPE_FLOAT, 1, (int64_t[]){v.proj}, -1, 1);
+    const char *names[] = {"scale", "shift", "mean", "var", "w", "b"};
+    mrt_tensor *ts[] = {&scale, &shift, &mean, &var, &w, &b};
+    for (int i = 0; i < 6; i++) mrt_graph_set_initializer(g, names[i], ts[i]);
+    mrt_node *n;
+    mrt_graph_add_node(g, "pre", "Neg", "", 1, (const char *[]){"x"}, 1, (const char *[]){"xn"}, &n);
+    mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"xn", "scale", "shift", "mean", "var"}, 1,
+                       (const char *[]){"h_bn"}, &n);
+    if (v.relu) mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"h_bn"}, 1, (const char *[]){"h_act"}, &n);
+    /* read by the Conv after a node that the arena could place where xn was if its lifetime ended at the
+       BatchNormalization */
+    mrt_graph_add_node(g, "late", "Neg", "", 1, (const char *[]){"r"}, 1, (const char *[]){"l"}, &n);
+    mrt_graph_add_node(g, "conv", "Conv", "", 3, (const char *[]){v.relu ? "h_act" : "h_bn", "w", "b"}, 1,
+                       (const char *[]){"h"}, &n);
+    if (k > 1) mrt_node_add_attr_ints(n, "pads", 4, (const int64_t[]){k / 2, k / 2, k / 2, k / 2});
+    mrt_graph_add_node(g, "res", "Add", "", 2, (const char *[]){"h", "r"}, 1, (const char *[]){"h2"}, &n);
+    mrt_graph_add_node(g, "sum", "Add", "", 2, (const char *[]){"h2", "l"}, 1, (const char *[]){"y"}, &n);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    if (v.bn_read) mrt_graph_add_output(g, "h_bn", NULL, NULL);
+    for (int i = 0; i < 6; i++) mrt_tensor_release(ts[i]);
+    return m;
+}
+
+static void check_prebn(prebn_variant v, int expect_fused)
+{
+    /* 2x2: few columns; 9x7 and 23x29: packed panels, shared or per-thread strips (ops_cpu/sgemm.c); 16 output
+       channels at 2x2 and 9x7: the lanes path, at 23x29 (667 positions) the GEMM */
+    static const int64_t sizes[][2] = {{2, 2}, {9, 7}, {23, 29}};
+    for (int i = 0; i < 3; i++) {
+        th_rng r;
+        th_rng_init(&r, th_seed("planner.prebn"));
+        int64_t h = sizes[i][0], w = sizes[i][1];
+        mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 20, h, w}, -3, 3);
+        mrt_tensor res = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, v.proj, h, w}, -1, 1);
+        ((float *)x.data)[1] = -0.0f;
+        char what[32];
+        snprintf(what, sizeof what, "%dx%d", (int)h, (int)w);
+        expect_fused_same_bits(prebn_model, &v, &x, &res, expect_fused, what);
+    }
+}
+
+/* the BatchNormalization, the Relu and the residual Add into the Conv (the last Add reads the Conv's chain) */
+Test(planner, pre_activation_batchnorm_fuses_into_a_pointwise_conv_with_the_same_bits)
+{
+    check_prebn((prebn_variant){.relu = true, .kernel = 1, .proj = 12}, 3);
+    check_prebn((prebn_variant){.relu = false, .kernel = 1, .proj = 12}, 2);
+    check_prebn((prebn_variant){.relu = true, .kernel = 1, .proj = 16}, 3);
+    check_prebn((prebn_variant){.relu = false, .kernel = 1, .proj = 16}, 2);
+}
+
+/* read: the Relu and the Conv are chains of their own, the Conv takes the residual Add (1 fused); a 3x3 Conv: the
+   BatchNormalization takes its Relu (1) and the Conv the residual Add (1) */
+Test(planner, pre_activation_batchnorm_is_not_fused_where_it_is_read_or_the_conv_is_not_pointwise)
+{
+    check_prebn((prebn_variant){.relu = true, .bn_read = true, .kernel = 1, .proj = 12}, 1);
+    check_prebn((prebn_variant){.relu = true, .kernel = 3, .proj = 12}, 2);
 }
 
 /* Run-time storage dies after its last reader. x -> NonZero -> Cast(float) = c -> Neg x 6 -> If (its branches read
