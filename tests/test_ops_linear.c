@@ -343,10 +343,10 @@ static mrt_model *dilated_conv_block(th_rng *r, int64_t c, int64_t m, int64_t d,
 }
 
 /* the block below, unfused on 1 thread against fused on 1 and 2, bit for bit: a kn x kn Conv from c to m channels
-   (dilation d) on two images of 14x14 */
-static void fused_block_keeps_the_bits(th_rng *r, int64_t c, int64_t m, int64_t d, int64_t kn)
+   (dilation d) on two images of h x h */
+static void fused_block_keeps_the_bits(th_rng *r, int64_t c, int64_t m, int64_t d, int64_t kn, int64_t h)
 {
-    mrt_tensor x = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, c, 14, 14}, -1, 1);
+    mrt_tensor x = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, c, h, h}, -1, 1);
     mrt_tensor y[3];
     int fused[3];
     for (int v = 0; v < 3; v++) { /* unfused on 1 thread, fused on 1 and 2 */
@@ -381,17 +381,19 @@ Test(linear, conv_live_taps_bands_with_a_fused_epilogue_keep_the_bits)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.conv_live_bands_fused"));
-    fused_block_keeps_the_bits(&r, 40, 24, 12, 3);
+    fused_block_keeps_the_bits(&r, 40, 24, 12, 3, 14);
 }
 
-/* The same block with a 1x1 expansion (40 -> 100 channels at 14x14, read in place): the 4 columns after the last
-   48-wide tile go by channels as lanes (ops_cpu/conv.c's pw_tail_lanes), each result through the epilogue before it
-   is stored, 100 channels being 6 vectors and a partial seventh */
+/* The same block with a 1x1 expansion (40 -> 100 channels): the columns after the last 48-wide tile go by channels
+   as lanes (ops_cpu/conv.c's pw_tail_lanes), each result through the epilogue before it is stored, 100 channels
+   being 6 vectors and a partial seventh; at 14x14 (4 columns, read in place) and at 7x7 (1 column, after the GEMM,
+   on one thread) */
 Test(linear, conv_pointwise_tail_lanes_with_a_fused_epilogue_keep_the_bits)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.conv_pointwise_tail_fused"));
-    fused_block_keeps_the_bits(&r, 40, 100, 1, 1);
+    fused_block_keeps_the_bits(&r, 40, 100, 1, 1, 14);
+    fused_block_keeps_the_bits(&r, 40, 100, 1, 1, 7);
 }
 
 /* An infinite weight on a tap that reads only padding: inf * 0 is NaN in the full product, so every output is NaN
