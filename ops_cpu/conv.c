@@ -766,10 +766,12 @@ int64_t mrt_conv_sgemm_floats(const mrt_conv_params *p, int64_t sp, int64_t k, b
    is the tile's chain: from 0, fma over the k block in order, then + bias; one k block (K <= MRT_SGEMM_K_BLOCK).
    Rows [m_lo, m_hi) (m_lo a multiple of MR) of y [rows][hw], columns [col0, col0 + nt); A packed for one k block,
    panel p (rows p MR..) at a + p MR K; rows past the panel's end are computed from its zero rows and not stored. */
-/* columns, pairs of panels (16 channels, a vector) per block, and the most bytes of packed A: the tail reads all of A
-   again after the tiles, from L2 while it fits there with the outputs (192 -> 1152 at 7x7, 0.9 MB, in MnasNet: 100 ->
-   93-95 us), from L3 otherwise (320 -> 1280, 1.6 MB, taken with its two k blocks: 188-196 -> 204-233 us) */
-enum { PW_TAIL_MAX = 4, PW_TAIL_PAIRS = 4, PW_TAIL_MAX_A_BYTES = 1 << 20 };
+/* columns, pairs of panels (16 channels, a vector) per block, and the most bytes of packed A, input and output
+   together: the tail reads all of A again after the tiles, from the 1 MiB L2 while A stays there with the image's
+   input and output (MobileNetV2's 160 -> 960 at 7x7, 0.83 MB: 7x7 expansions 417-425 -> 402-419 us), from L3
+   otherwise (MnasNet's 320 -> 1280 at 7x7, 1.9 MB, taken in a trial: 188-196 -> 204-233 us; its 192 -> 1152, 1.15
+   MB, gained in quiet rounds and lost 0-12 us in busy ones) */
+enum { PW_TAIL_MAX = 4, PW_TAIL_PAIRS = 4, PW_TAIL_MAX_BYTES = 1 << 20 };
 __attribute__((target("avx512f"), always_inline)) static inline void pw_tail_block(const float *a, int64_t K,
                                                                                  const float *x, int64_t hw,
                                                                                  int64_t col0, int nt, int np,
@@ -888,7 +890,8 @@ static void conv_one_group(const mrt_op_ctx *ctx, const conv_group_job *j, int64
     mrt_reg_epilogue te;
     if (ctx && ctx->n_threads <= 1 && is_pointwise(win) && !j->pro && pg && tail >= 1 && tail <= PW_TAIL_MAX &&
         out_numel > MRT_SGEMM_NR && ck <= MRT_SGEMM_K_BLOCK &&
-        mrt_sgemm_packed_a_floats(mg, ck) * (int64_t)sizeof(float) <= PW_TAIL_MAX_A_BYTES && mrt_cpu_has_avx512f() &&
+        (mrt_sgemm_packed_a_floats(mg, ck) + (ck + mg) * out_numel) * (int64_t)sizeof(float) <= PW_TAIL_MAX_BYTES &&
+        mrt_cpu_has_avx512f() &&
         (!j->ep || mrt_reg_epilogue_of(j->ep, g * mg, row0 * out_numel + out_numel - tail, &te))) {
         mrt_sgemm_run(ctx, mg, out_numel - tail, ck, pg, NULL, ck, 1, &bs, &out, ws);
         pw_tail_lanes(pg, ck, xg, out_numel, out_numel - tail, tail, 0, mg, out.bias, j->ep ? &te : NULL, out.c);
@@ -1151,7 +1154,7 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
         bool with_tail = tail > 0 && s == j->n_strips - 1; /* the last strip takes the last columns too */
         /* up to PW_TAIL_MAX of them, with k in one block: channels as lanes (pw_tail_lanes), after the tiles */
         bool lanes_tail = with_tail && tail <= PW_TAIL_MAX && K <= MRT_SGEMM_K_BLOCK &&
-                          a_rows * K * (int64_t)sizeof(float) <= PW_TAIL_MAX_A_BYTES;
+                          (a_rows * K + (K + M) * j->hw) * (int64_t)sizeof(float) <= PW_TAIL_MAX_BYTES;
         bool ep_done = true;
         for (int64_t m0 = m_lo; m0 < m_hi; m0 += MRT_SGEMM_MR) {
             int mr = (int)(m_hi - m0 < MRT_SGEMM_MR ? m_hi - m0 : MRT_SGEMM_MR);
