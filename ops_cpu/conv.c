@@ -790,6 +790,92 @@ int64_t mrt_conv_sgemm_floats(const mrt_conv_params *p, int64_t sp, int64_t k, b
     return mrt_sgemm_workspace_floats(p->m / p->group, sp, k, w_packed, false, threads);
 }
 
+#ifdef CONV_HAVE_AVX512
+/* A 1x1 Conv's last columns past its last 48-wide tile (a 14x14 plane leaves 4, a 7x7 one 1), output channels as
+   lanes: each column is a broadcast and each packed A panel's k-th 8 values (8 output channels) one vector, so every
+   lane is an output. A tile over them computes 16 lanes per channel for 1 to 4 columns: measured alone, 96 -> 576 at
+   14x14 took 0.102 ms and at 12x16 (192 columns, no tail) 0.091; 192 -> 1152 at 7x7 0.102, at 6x8 0.087. Each output
+   is the tile's chain: from 0, fma over the k block in order, then + bias; one k block (K <= MRT_SGEMM_K_BLOCK).
+   Rows [m_lo, m_hi) (m_lo a multiple of MR) of y [rows][hw], columns [col0, col0 + nt); A packed for one k block,
+   panel p (rows p MR..) at a + p MR K; rows past the panel's end are computed from its zero rows and not stored. */
+/* columns, pairs of panels (16 channels, a vector) per block, and the most bytes of packed A, input and output
+   together: the tail reads all of A again after the tiles, from the 1 MiB L2 while A stays there with the image's
+   input and output (MobileNetV2's 160 -> 960 at 7x7, 0.83 MB: 7x7 expansions 417-425 -> 402-419 us), from L3
+   otherwise (MnasNet's 320 -> 1280 at 7x7, 1.9 MB, taken in a trial: 188-196 -> 204-233 us; its 192 -> 1152, 1.15
+   MB, gained in quiet rounds and lost 0-12 us in busy ones) */
+enum { PW_TAIL_MAX = 4, PW_TAIL_PAIRS = 4, PW_TAIL_MAX_BYTES = 1 << 20 };
+__attribute__((target("avx512f"), always_inline)) static inline void pw_tail_block(const float *a, int64_t K,
+                                                                                 const float *x, int64_t hw,
+                                                                                 int64_t col0, int nt, int np,
+                                                                                 int64_t m0, int64_t m_hi,
+                                                                                 const float *bias,
+                                                                                 const mrt_reg_epilogue *re,
+                                                                                 int64_t m_lo, float *y)
+{
+    enum { L = 2 * MRT_SGEMM_MR };
+    __m512 acc[PW_TAIL_PAIRS][PW_TAIL_MAX];
+    for (int p = 0; p < np; p++)
+        for (int t = 0; t < nt; t++) acc[p][t] = _mm512_setzero_ps();
+    /* panel 2p + 1 past the last one (an odd count) reads panel 2p again: computed, not stored */
+    int64_t panels = (m_hi - m0 + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR;
+    const float *ap = a + m0 * K;
+    for (int64_t kk = 0; kk < K; kk++) {
+        __m512 bv[PW_TAIL_MAX];
+        for (int t = 0; t < nt; t++) bv[t] = _mm512_set1_ps(x[kk * hw + col0 + t]);
+        for (int p = 0; p < np; p++) {
+            const float *lo = ap + 2 * p * MRT_SGEMM_MR * K + kk * MRT_SGEMM_MR;
+            const float *hi = 2 * p + 1 < panels ? lo + MRT_SGEMM_MR * K : lo;
+            __m512 av = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_load_pd((const double *)lo)),
+                                                            _mm256_load_pd((const double *)hi), 1));
+            for (int t = 0; t < nt; t++) acc[p][t] = _mm512_fmadd_ps(av, bv[t], acc[p][t]);
+        }
+    }
+    for (int p = 0; p < np; p++) {
+        int64_t r0 = m0 + p * L;
+        int rows = (int)(m_hi - r0 < L ? m_hi - r0 : L);
+        _Alignas(64) float v[PW_TAIL_MAX][L], bl[L] = {0}; /* bl: the rows' biases */
+        for (int i = 0; bias && i < rows; i++) bl[i] = bias[r0 + i];
+        for (int t = 0; t < nt; t++) {
+            __m512 r = acc[p][t];
+            if (bias) r = _mm512_add_ps(r, _mm512_load_ps(bl));
+            _mm512_store_ps(v[t], r);
+        }
+        for (int i = 0; i < rows; i++)
+            for (int t = 0; t < nt; t++) {
+                float r = v[t][i];
+                if (re) { /* mrt_reg_epilogue16's ops on one result (see ops_cpu/epilogue.h) */
+                    int64_t ri = r0 + i - m_lo;
+                    if (re->bn) r = mrt_bn_apply_f32(r, re->bn[ri]);
+                    if (re->other) r = r + re->other[ri * hw + t];
+                    r = re->lo > r ? re->lo : r;
+                    r = re->hi < r ? re->hi : r;
+                }
+                y[(r0 + i) * hw + col0 + t] = r;
+            }
+    }
+}
+
+/* re: the epilogue when it can go in registers (mrt_reg_epilogue_of for channel m_lo and the flat index of
+   (m_lo, col0)), applied to each result before it is stored; NULL leaves it to the caller's pass */
+__attribute__((target("avx512f"))) static void pw_tail_lanes(const float *a, int64_t K, const float *x, int64_t hw,
+                                                             int64_t col0, int nt, int64_t m_lo, int64_t m_hi,
+                                                             const float *bias, const mrt_reg_epilogue *re, float *y)
+{
+    enum { BLOCK = PW_TAIL_PAIRS * 2 * MRT_SGEMM_MR };
+    for (int64_t m0 = m_lo; m0 < m_hi; m0 += BLOCK) {
+        int64_t rows = m_hi - m0 < BLOCK ? m_hi - m0 : BLOCK;
+        int np = (int)((rows + 2 * MRT_SGEMM_MR - 1) / (2 * MRT_SGEMM_MR));
+        /* the column count a constant in each call, so the loops unroll */
+        switch (nt) {
+        case 1: pw_tail_block(a, K, x, hw, col0, 1, np, m0, m_hi, bias, re, m_lo, y); break;
+        case 2: pw_tail_block(a, K, x, hw, col0, 2, np, m0, m_hi, bias, re, m_lo, y); break;
+        case 3: pw_tail_block(a, K, x, hw, col0, 3, np, m0, m_hi, bias, re, m_lo, y); break;
+        default: pw_tail_block(a, K, x, hw, col0, 4, np, m0, m_hi, bias, re, m_lo, y); break;
+        }
+    }
+}
+#endif
+
 /* The product of image n, group g: serial with ctx NULL (a task of conv_groups_range), else split over ctx's threads */
 typedef struct conv_group_job {
     const mrt_conv_params *p;
@@ -831,8 +917,24 @@ static void conv_one_group(const mrt_op_ctx *ctx, const conv_group_job *j, int64
                          .bias = j->b ? (const float *)j->b->data + g * mg : NULL, .ep = j->ep,
                          .ep_channel0 = g * mg, .ep_at0 = row0 * out_numel};
     const float *wg = j->packed ? NULL : (const float *)j->w->data + g * mg * ck; /* W may be gone once packed */
-    mrt_sgemm_run(ctx, mg, out_numel, ck, j->packed ? j->packed + g * mrt_sgemm_packed_a_floats(mg, ck) : NULL, wg, ck, 1,
-                  &bs, &out, ws);
+    const float *pg = j->packed ? j->packed + g * mrt_sgemm_packed_a_floats(mg, ck) : NULL;
+#ifdef CONV_HAVE_AVX512
+    /* on one thread, a 1x1's 1-4 columns past its last full tile by channels as lanes (pw_tail_lanes), with k in one
+       block and an epilogue that goes in registers: 7x7 planes, 48 + 1 columns (192 -> 1152 alone: 0.102 ms, at
+       6x8 0.087). On two threads the GEMM's split stays as it is. */
+    int tail = (int)(out_numel % MRT_SGEMM_NR);
+    mrt_reg_epilogue te;
+    if (ctx && ctx->n_threads <= 1 && is_pointwise(win) && !j->pro && pg && tail >= 1 && tail <= PW_TAIL_MAX &&
+        out_numel > MRT_SGEMM_NR && ck <= MRT_SGEMM_K_BLOCK &&
+        (mrt_sgemm_packed_a_floats(mg, ck) + (ck + mg) * out_numel) * (int64_t)sizeof(float) <= PW_TAIL_MAX_BYTES &&
+        mrt_cpu_has_avx512f() &&
+        (!j->ep || mrt_reg_epilogue_of(j->ep, g * mg, row0 * out_numel + out_numel - tail, &te))) {
+        mrt_sgemm_run(ctx, mg, out_numel - tail, ck, pg, NULL, ck, 1, &bs, &out, ws);
+        pw_tail_lanes(pg, ck, xg, out_numel, out_numel - tail, tail, 0, mg, out.bias, j->ep ? &te : NULL, out.c);
+        return;
+    }
+#endif
+    mrt_sgemm_run(ctx, mg, out_numel, ck, pg, wg, ck, 1, &bs, &out, ws);
 }
 
 static void conv_groups_range(void *arg, int64_t t0, int64_t t1)
@@ -1086,6 +1188,9 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
         int64_t tiles = j->full / MRT_SGEMM_NR;
         int64_t c0 = tiles * s / j->n_strips * MRT_SGEMM_NR, c1 = tiles * (s + 1) / j->n_strips * MRT_SGEMM_NR;
         bool with_tail = tail > 0 && s == j->n_strips - 1; /* the last strip takes the last columns too */
+        /* up to PW_TAIL_MAX of them, with k in one block: channels as lanes (pw_tail_lanes), after the tiles */
+        bool lanes_tail = with_tail && tail <= PW_TAIL_MAX && K <= MRT_SGEMM_K_BLOCK &&
+                          (a_rows * K + (K + M) * j->hw) * (int64_t)sizeof(float) <= PW_TAIL_MAX_BYTES;
         bool ep_done = true;
         for (int64_t m0 = m_lo; m0 < m_hi; m0 += MRT_SGEMM_MR) {
             int mr = (int)(m_hi - m0 < MRT_SGEMM_MR ? m_hi - m0 : MRT_SGEMM_MR);
@@ -1104,7 +1209,7 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
                                                     MRT_SGEMM_NR, bias, ep, m0, j->at0 + m0 * j->hw + c);
                     if (last) ep_done &= done;
                 }
-                if (with_tail) {
+                if (with_tail && !lanes_tail) {
                     const float *tail_brows[MRT_SGEMM_K_BLOCK];
                     for (int64_t kk = 0; kk < kc; kk++) tail_brows[kk] = brows[kk] + j->full;
                     if (last) tail_brows[kc - 1] = last_row;
@@ -1113,6 +1218,15 @@ static void pointwise_compute(void *arg, int64_t t0, int64_t t1)
                     if (last) ep_done &= done;
                 }
             }
+        }
+        if (lanes_tail) {
+            /* the epilogue in registers as the tiles apply it, or in the pass below with theirs (one pass over
+               whole rows: per row, EfficientNet-B0's BatchNormalization and SiLU over 4 columns cost more than the
+               tail gains) */
+            mrt_reg_epilogue te;
+            bool reg = mrt_reg_epilogue_of(j->ep, m_lo, j->at0 + m_lo * j->hw + j->full, &te);
+            pw_tail_lanes(j->a, K, j->x, j->hw, j->full, tail, m_lo, m_hi, j->bias, reg ? &te : NULL, j->y);
+            if (!reg) ep_done = false;
         }
         int64_t c_end = with_tail ? j->hw : c1;
         if (!ep_done)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/registry.h"
+#include "ops_cpu/simd.h"
 
 /* Elements converted per step: rows are processed in pieces of this size on the stack. */
 #define CHUNK 512
@@ -489,6 +490,53 @@ static mrt_status mrt_cpu_reduce_workspace(mrt_op_ctx *ctx)
     return mrt_workspace_request_parts(ctx, 2, counts, sizeof(double));
 }
 
+/* ReduceSum/ReduceMean of float rows into float, the reduced axes trailing (a global average written as ReduceMean,
+   MnasNet's 1280 rows of 49): rows of at most CHUNK go to the walk's callback one by one, and its conversions and
+   calls took 20 us there (ONNX Runtime 7). Here four rows at a time, each as mrt_cpu_reduce_f64 sums it (seq_add's
+   four partial sums in double, element k into part k % 4, the last len % 4 into part 0, then (s0 + s1) + (s2 + s3),
+   added to the identity 0, then / count for the mean), so the same bits; the four rows' sixteen chains overlap. */
+MRT_VECTORIZE_CLONES
+static void reduce_rows_f32(const float *x, float *y, int64_t rows, int64_t len, bool mean)
+{
+    double cnt = (double)len;
+    int64_t r = 0, q = len / 4 * 4;
+    for (; r + 4 <= rows; r += 4) {
+        double s[4][4] = {{0}};
+        const float *xr = x + r * len;
+        for (int64_t k = 0; k < q; k += 4)
+            for (int i = 0; i < 4; i++)
+                for (int p = 0; p < 4; p++) s[i][p] += (double)xr[i * len + k + p];
+        for (int i = 0; i < 4; i++) {
+            for (int64_t k = q; k < len; k++) s[i][0] += (double)xr[i * len + k];
+            double v = 0.0 + ((s[i][0] + s[i][1]) + (s[i][2] + s[i][3]));
+            y[r + i] = (float)(mean ? v / cnt : v);
+        }
+    }
+    for (; r < rows; r++) {
+        double s[4] = {0};
+        const float *xr = x + r * len;
+        for (int64_t k = 0; k < q; k += 4)
+            for (int p = 0; p < 4; p++) s[p] += (double)xr[k + p];
+        for (int64_t k = q; k < len; k++) s[0] += (double)xr[k];
+        double v = 0.0 + ((s[0] + s[1]) + (s[2] + s[3]));
+        y[r] = (float)(mean ? v / cnt : v);
+    }
+}
+
+/* the rows reduce_rows_f32 takes: float in and out, Sum or Mean, the merged layout [kept, reduced] with rows of at
+   most CHUNK (longer ones the walk sums chunk by chunk) */
+static bool reduce_rows_ok(const mrt_tensor *x, const mrt_tensor *y, const bool *reduced, int kind, int64_t *rows,
+                           int64_t *len)
+{
+    if (x->dtype != MRT_DTYPE_FLOAT || y->dtype != MRT_DTYPE_FLOAT) return false;
+    if (kind != MRT_REDUCE_SUM && kind != MRT_REDUCE_MEAN) return false;
+    rlayout L;
+    rlayout_init(&L, x->rank, x->shape, reduced);
+    if (L.n != 2 || L.red[0] || !L.red[1] || L.dim[1] < 1 || L.dim[1] > CHUNK) return false;
+    *rows = L.dim[0], *len = L.dim[1];
+    return true;
+}
+
 static mrt_status mrt_cpu_reduce(mrt_op_ctx *ctx)
 {
     const mrt_tensor *x = mrt_input(ctx, 0);
@@ -506,6 +554,11 @@ static mrt_status mrt_cpu_reduce(mrt_op_ctx *ctx)
     if (!mrt_workspace_parts(ctx, 2, counts, sizeof(double), part)) return MRT_STATUS_OUT_OF_MEMORY;
     if (!is_float4(x->dtype) && exact_int_kind((mrt_reduce_kind)kind))
         return reduce_int(x, reduced, (mrt_reduce_kind)kind, y, part[0]);
+    int64_t rows, len;
+    if (reduce_rows_ok(x, y, reduced, kind, &rows, &len)) {
+        reduce_rows_f32(x->data, y->data, rows, len, kind == MRT_REDUCE_MEAN);
+        return MRT_STATUS_OK;
+    }
     double *acc = y->dtype == MRT_DTYPE_DOUBLE ? y->data : part[0];
     MRT_TRY(mrt_cpu_reduce_f64(x->dtype, x->rank, x->shape, x->data, reduced, (mrt_reduce_kind)kind, NULL, acc,
                                part[1]));

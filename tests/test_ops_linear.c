@@ -309,7 +309,7 @@ Test(linear, conv_taps_reading_only_padding_keep_the_bits)
    indexed by the band's place in Y. DeepLabV3's block: Conv (dilation 12 on 14x14) -> BatchNormalization ->
    Add(residual) -> Relu fused into the Conv (engine/fuse.c) gives the bits of the four nodes run unfused, on 1 and
    2 threads, two images. */
-static mrt_model *dilated_conv_block(th_rng *r, int64_t c, int64_t m, int64_t d)
+static mrt_model *dilated_conv_block(th_rng *r, int64_t c, int64_t m, int64_t d, int64_t kn)
 {
     mrt_model *md = mrt_model_new();
     md->graph = mrt_graph_new("g");
@@ -317,7 +317,7 @@ static mrt_model *dilated_conv_block(th_rng *r, int64_t c, int64_t m, int64_t d)
     mrt_graph *g = md->graph;
     mrt_graph_add_input(g, "x", NULL, NULL);
     mrt_tensor w1 = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){m, c, 1, 1}, -1, 1);
-    mrt_tensor w = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){m, c, 3, 3}, -1, 1);
+    mrt_tensor w = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){m, c, kn, kn}, -1, 1);
     mrt_tensor b = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, -1, 1), scale = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, 0.5, 2);
     mrt_tensor shift = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, -1, 1), mean = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, -1, 1);
     mrt_tensor var = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, 0.5, 2);
@@ -330,8 +330,10 @@ static mrt_model *dilated_conv_block(th_rng *r, int64_t c, int64_t m, int64_t d)
     mrt_node *n;
     mrt_graph_add_node(g, "residual", "Conv", "", 2, (const char *[]){"x", "w1"}, 1, (const char *[]){"res"}, &n);
     mrt_graph_add_node(g, "aspp", "Conv", "", 3, (const char *[]){"x", "w", "b"}, 1, (const char *[]){"cv"}, &n);
-    mrt_node_add_attr_ints(n, "dilations", 2, (int64_t[]){d, d});
-    mrt_node_add_attr_ints(n, "pads", 4, (int64_t[]){d, d, d, d});
+    if (kn > 1) {
+        mrt_node_add_attr_ints(n, "dilations", 2, (int64_t[]){d, d});
+        mrt_node_add_attr_ints(n, "pads", 4, (int64_t[]){d, d, d, d});
+    }
     mrt_graph_add_node(g, "bn", "BatchNormalization", "", 5, (const char *[]){"cv", "scale", "shift", "mean", "var"}, 1,
                        (const char *[]){"bn"}, &n);
     mrt_graph_add_node(g, "add", "Add", "", 2, (const char *[]){"bn", "res"}, 1, (const char *[]){"sum"}, &n);
@@ -340,22 +342,22 @@ static mrt_model *dilated_conv_block(th_rng *r, int64_t c, int64_t m, int64_t d)
     return md;
 }
 
-Test(linear, conv_live_taps_bands_with_a_fused_epilogue_keep_the_bits)
+/* the block below, unfused on 1 thread against fused on 1 and 2, bit for bit: a kn x kn Conv from c to m channels
+   (dilation d) on two images of h x h */
+static void fused_block_keeps_the_bits(th_rng *r, int64_t c, int64_t m, int64_t d, int64_t kn, int64_t h)
 {
-    th_rng r;
-    th_rng_init(&r, th_seed("linear.conv_live_bands_fused"));
-    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, 40, 14, 14}, -1, 1);
+    mrt_tensor x = th_rand(r, MRT_DTYPE_FLOAT, 4, (int64_t[]){2, c, h, h}, -1, 1);
     mrt_tensor y[3];
     int fused[3];
     for (int v = 0; v < 3; v++) { /* unfused on 1 thread, fused on 1 and 2 */
         th_rng wr;
         th_rng_init(&wr, 7); /* the same weights in every session */
-        mrt_model *m = dilated_conv_block(&wr, 40, 24, 12);
+        mrt_model *md = dilated_conv_block(&wr, c, m, d, kn);
         mrt_session_options opt = mrt_session_options_default();
         opt.no_fuse = v == 0;
         opt.n_threads = v == 2 ? 2 : 1;
         mrt_session *s;
-        cr_assert_eq(mrt_session_new(m, &opt, &s), MRT_STATUS_OK, "%s", mrt_last_error());
+        cr_assert_eq(mrt_session_new(md, &opt, &s), MRT_STATUS_OK, "%s", mrt_last_error());
         const char *name = "x";
         mrt_value xv = mrt_value_from_tensor(x);
         cr_assert_eq(mrt_session_run(s, 1, &name, &xv), MRT_STATUS_OK, "%s", mrt_last_error());
@@ -364,7 +366,7 @@ Test(linear, conv_live_taps_bands_with_a_fused_epilogue_keep_the_bits)
         mrt_session_get_stats(s, &st);
         fused[v] = st.fused_nodes;
         mrt_session_free(s);
-        mrt_model_free(m);
+        mrt_model_free(md);
     }
     cr_assert_eq(fused[0], 0);
     cr_assert_eq(fused[1], 3, "BatchNormalization, Add and Relu fused into the Conv: %d nodes fused", fused[1]);
@@ -373,6 +375,25 @@ Test(linear, conv_live_taps_bands_with_a_fused_epilogue_keep_the_bits)
     cr_assert(memcmp(y[0].data, y[2].data, nb) == 0, "fused on 2 threads and unfused differ");
     for (int v = 0; v < 3; v++) mrt_tensor_release(&y[v]);
     mrt_tensor_release(&x);
+}
+
+Test(linear, conv_live_taps_bands_with_a_fused_epilogue_keep_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_live_bands_fused"));
+    fused_block_keeps_the_bits(&r, 40, 24, 12, 3, 14);
+}
+
+/* The same block with a 1x1 expansion (40 -> 100 channels): the columns after the last 48-wide tile go by channels
+   as lanes (ops_cpu/conv.c's pw_tail_lanes), each result through the epilogue before it is stored, 100 channels
+   being 6 vectors and a partial seventh; at 14x14 (4 columns, read in place) and at 7x7 (1 column, after the GEMM,
+   on one thread) */
+Test(linear, conv_pointwise_tail_lanes_with_a_fused_epilogue_keep_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_pointwise_tail_fused"));
+    fused_block_keeps_the_bits(&r, 40, 100, 1, 1, 14);
+    fused_block_keeps_the_bits(&r, 40, 100, 1, 1, 7);
 }
 
 /* An infinite weight on a tap that reads only padding: inf * 0 is NaN in the full product, so every output is NaN
@@ -406,8 +427,9 @@ Test(linear, conv_infinite_weight_on_a_dead_tap_gives_nan)
 /* 1x1 convolutions of up to 64 output channels and one k block, or up to 96 and several k blocks on planes of at
    most 32x32, or any number from at most 128 input channels on planes of 192 to 1024 positions, read B in place
    (ops_cpu/conv.c), 48 columns a tile, the columns after the last full tile one more tile (its loads run into the
-   next channel's plane; the image's last channel row is copied first, which the ASan build checks): images of 48,
-   49, 207, 289, 377 and 400 columns (no tail, 1, 15, 1, 41 and 16 columns after the full tiles), one or several row
+   next channel's plane; the image's last channel row is copied first, which the ASan build checks), or with k in one
+   block and at most 4 of them, by channels as lanes: images of 48, 49, 207, 289, 377, 400, 196, 50 and 51 columns
+   (no tail, 1, 15, 1, 41, 16, 4, 2 and 3 columns after the full tiles), one or several row
    panels with a partial last one, 300 and 600 input channels (k blocks of 256 and a partial last one), expansions
    from 96 and 128 channels to 200 and 130 (in place from 207 columns on, the GEMM below), on 1 and 2 threads, and
    the batch's second image. On planes of at most 256 positions, the Convs with 16 or more output channels and no
@@ -416,9 +438,9 @@ Test(linear, conv_pointwise_in_place_rows)
 {
     th_rng r;
     th_rng_init(&r, th_seed("linear.conv_pointwise_rows"));
-    static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {17, 17}, {13, 29}, {20, 20}};
+    static const int64_t hw[][2] = {{6, 8}, {7, 7}, {9, 23}, {17, 17}, {13, 29}, {20, 20}, {14, 14}, {5, 10}, {3, 17}};
     static const int64_t cm[][2] = {{1, 9}, {7, 1}, {40, 24}, {256, 64}, {300, 96}, {600, 70}, {96, 200}, {128, 130}};
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 9; i++)
         for (int j = 0; j < 8; j++) {
             /* the expansions (the last two) on 1 and 2 threads, the others on the session's default (0) */
             int t_lo = j >= 6 ? 1 : 0, t_hi = j >= 6 ? 2 : 0;

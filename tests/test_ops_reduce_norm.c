@@ -155,6 +155,82 @@ Test(reduce, large_inner_and_outer)
     }
 }
 
+/* Float ReduceSum/ReduceMean over trailing axes (rows of up to 512 summed four rows at a time, ops_cpu/reduce.c): the
+   bits of summing each row in double with four partial sums, element k into part k % 4 and the last len % 4 into
+   part 0, then (s0 + s1) + (s2 + s3), as the general walk does; and within the tolerance of the naive reference.
+   Row counts not a multiple of 4, rows with tails, size-1 dims merged away, and a 513-long row (the walk's chunks). */
+Test(reduce, float_trailing_rows_same_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("reduce.float_trailing_rows_same_bits"));
+    static const struct {
+        int rank, n_axes;
+        int64_t shape[4], axes[2];
+    } cases[] = {
+        {4, 2, {2, 40, 7, 7}, {2, 3}}, {3, 1, {3, 5, 13}, {-1}}, {2, 1, {6, 512}, {1}}, {3, 1, {9, 1, 7}, {2}},
+        {4, 2, {1, 1280, 7, 7}, {-2, -1}}, {2, 1, {5, 3}, {1}}, {2, 1, {7, 513}, {1}}, {3, 2, {2, 3, 1}, {1, 2}},
+        {2, 1, {7, 9}, {1}}, /* rows that start 1, 0, 2^60, -2^60: 1 in this order, 0 summed left to right */
+    };
+    int n_cases = (int)(sizeof cases / sizeof cases[0]);
+    for (int t = 0; t < n_cases; t++)
+        for (int mean = 0; mean < 2; mean++) {
+            const char *op = mean ? "ReduceMean" : "ReduceSum";
+            int rank = cases[t].rank;
+            mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, rank, cases[t].shape, -2.0, 2.0);
+            bool red[4] = {false};
+            for (int i = 0; i < cases[t].n_axes; i++) {
+                int64_t a = cases[t].axes[i];
+                red[a < 0 ? a + rank : a] = true;
+            }
+            int64_t rows = 1, len = 1, kshape[4];
+            for (int a = 0; a < rank; a++) {
+                if (red[a]) len *= cases[t].shape[a];
+                else rows *= cases[t].shape[a];
+                kshape[a] = red[a] ? 1 : cases[t].shape[a];
+            }
+            bool order_rows = t == n_cases - 1;
+            for (int64_t o = 0; order_rows && o < rows; o++) {
+                float *xr = (float *)x.data + o * len;
+                xr[0] = 1.0f, xr[1] = 0.0f, xr[2] = 0x1p60f, xr[3] = -0x1p60f;
+            }
+            const float *xv = x.data;
+            float *bits = malloc((size_t)rows * sizeof(float));
+            for (int64_t o = 0; o < rows; o++) {
+                double sum = 0.0; /* the walk's identity, then each chunk's sum of up to 512 */
+                for (int64_t c = 0; c < len; c += 512) {
+                    int64_t m = len - c < 512 ? len - c : 512, q = m / 4 * 4;
+                    double s[4] = {0};
+                    for (int64_t k = 0; k < q; k++) s[k % 4] += (double)xv[o * len + c + k];
+                    for (int64_t k = q; k < m; k++) s[0] += (double)xv[o * len + c + k];
+                    sum += (s[0] + s[1]) + (s[2] + s[3]);
+                }
+                bits[o] = (float)(mean ? sum / (double)len : sum);
+            }
+            double *xd = values(&x), *expect = malloc((size_t)rows * sizeof(double));
+            ref_reduce(mean ? REF_MEAN : REF_SUM, xd, rank, cases[t].shape, red, expect);
+            th_case *c = th_begin(op, "", 18);
+            th_input(c, &x);
+            mrt_tensor ax = th_vec_i64(cases[t].n_axes, cases[t].axes);
+            th_input_const(c, &ax); /* opset 18: axes an input for both */
+            th_attr_int(c, "keepdims", 1);
+            mrt_tensor y;
+            RUN_OK(c, 1, &y, "%s x%s", op, shape_str(rank, cases[t].shape));
+            if (!order_rows) /* the naive reference sums left to right */
+                CHECK(&y, expect, rank, kshape, MRT_DTYPE_FLOAT, "%s x%s", op, shape_str(rank, cases[t].shape));
+            const float *yv = y.data;
+            for (int64_t o = 0; o < rows; o++)
+                cr_assert(memcmp(&yv[o], &bits[o], sizeof(float)) == 0, "%s x%s row %lld: %a, summed in order %a", op,
+                          shape_str(rank, cases[t].shape), (long long)o, (double)yv[o], (double)bits[o]);
+            mrt_tensor_release(&y);
+            mrt_tensor_release(&ax);
+            mrt_tensor_release(&x);
+            th_free(c);
+            free(expect);
+            free(xd);
+            free(bits);
+        }
+}
+
 Test(reduce, logsumexp_large_values_stable)
 {
     int64_t shape[2] = {2, 3}, axis = 1;
