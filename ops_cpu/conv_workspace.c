@@ -41,8 +41,11 @@ int64_t mrt_conv_winograd_floats(const mrt_conv_params *p, mrt_dtype dt, bool w_
         return 0;
     for (int i = 0; i < 2; i++)
         if (w->kernel[i] != 3 || w->stride[i] != 1 || w->dilation[i] != 1) return 0;
-    /* small planes with few output channels go to ops_cpu/conv_grouped.c's lanes when W is packed (gc_geometry) */
-    if (w_packed && mrt_conv_grouped_floats(p, dt, 1) > 0) return 0;
+    /* small planes with few output channels go to ops_cpu/conv_grouped.c's lanes (gc_geometry) when W is packed,
+       else to the GEMM, whose sums the lanes' are: not Winograd either way, so that whether prepare packed W never
+       changes a bit (tests/cli/test_expand_functions_cli.sh: tiny_cnn's 16 -> 16 3x3 at 16x16 took Winograd in one
+       session and the lanes in the other) */
+    if (mrt_conv_grouped_floats(p, dt, 1) > 0) return 0;
     /* vectors of 16 columns the products take per image: 16 products over the tiles, or im2col's 9 taps over the
        outputs. Winograd when it needs at most 3/4 of them: a 7x7 image (16 against 36) ran 1.6x faster, 6x6 1.4x, 5x5
        (16 against 18) no faster, 4x4 1.9x slower (its transformed weights, 16/9 as many, are read for 4 tiles). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/graph.h"
+#include "ops_cpu/conv_grouped.h"
 #include "ops_cpu/conv_workspace.h"
 #include "harness.h"
 #include "ref/linear_ref.h"
@@ -634,6 +635,20 @@ Test(linear, conv_3x3_winograd)
                  (long long)wc->pads[1], (long long)wc->pads[2], (long long)wc->pads[3]);
         run_winograd(&r, wc, label);
     }
+}
+
+/* A one-group 3x3 Conv with few outputs on a small plane takes conv_grouped.c's lanes when prepare packed W and the
+   GEMM when it did not (a W computed at run time), the same chains: never Winograd, whose sums differ, whether W is
+   packed or not (tiny_cnn's 16 -> 16 at 16x16 once took Winograd in one session and the lanes in another). */
+Test(linear, conv_3x3_few_outputs_small_plane_never_winograd)
+{
+    mrt_conv_params p = {.n = 1, .c = 16, .m = 16, .group = 1, .kernel_numel = 9,
+                         .win = {.nsp = 2, .in = {16, 16}, .out = {16, 16}, .kernel = {3, 3}, .stride = {1, 1},
+                                 .dilation = {1, 1}, .pad_begin = {1, 1}, .pad_end = {1, 1}}};
+    if (mrt_conv_grouped_floats(&p, MRT_DTYPE_FLOAT, 1) == 0) return; /* no lanes path on this CPU: Winograd alike */
+    for (int packed = 0; packed < 2; packed++)
+        cr_assert_eq(mrt_conv_winograd_floats(&p, MRT_DTYPE_FLOAT, packed, 1), 0, "W %s: took Winograd",
+                     packed ? "packed" : "not packed");
 }
 
 /* Winograd's transformed weights are 16/9 of W and serve at most 16 tiles on images of up to 8x8 outputs: past 2^20
