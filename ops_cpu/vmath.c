@@ -217,6 +217,17 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16(__m
                                   _mm512_sub_ps(nf, e1));
 }
 
+/* exp16's value for v in [-69, 0] (no NaN), in fewer operations: there e = n >= -100, so e1 = e, s1 = 2^e is normal
+   and the last scalef is by 0. m_lo s1 is exact, or below 2^-126 and so under half the spacing of floats around
+   m_hi s1 > 2^-101 (at least 2^-125); m_hi + m_lo is exactly h + l, whose rounding is m_hi (Fast2Sum). So the
+   fmadd rounds to m_hi 2^e, as here: the same bits (tests/test_vmath.c sweeps [-69, 0]), 7 operations fewer. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 exp16_normal(__m512 v)
+{
+    __m512 m_lo, nf, m_hi = exp_parts16(v, &m_lo, &nf);
+    (void)m_lo;
+    return _mm512_scalef_ps(m_hi, nf);
+}
+
 __attribute__((target("avx512f"))) static void exp_avx512(float *y, const float *x, int64_t n)
 {
     int64_t i = 0;
@@ -234,15 +245,25 @@ __attribute__((target("avx512f"))) static void exp_avx512(float *y, const float 
 /* mrt_vexp_sum_f32's loop on 16 lanes: the differences and exps as exp16 (without the upper clamps: x - max <= 0),
    the sum in part[i % 8] in order of i, two 8-double adds per vector (its lower and upper halves). Four vectors an
    iteration: the adds are one chain. Whisper's two [4, 1500, 1500] Softmaxes, 1 thread: 8.0 ms each with the
-   passes apart (GCC's vectorised exp), 4.9 ms. */
+   passes apart (GCC's vectorised exp), 4.9 ms;
+   with exp16_normal on blocks whose differences are all >= -69, 4.0 -> 3.4 ms. */
 __attribute__((target("avx512f"))) static double exp_sum_avx512(float *y, const float *x, float max, int64_t n)
 {
     const __m512 s = _mm512_set1_ps(max);
     __m512d part = _mm512_setzero_pd();
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
-        __m512 t[4];
-        for (int k = 0; k < 4; k++) t[k] = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16 * k), s), true);
+        __m512 t[4], v[4];
+        __mmask16 fast = 0xffff;
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16 * k), s);
+            fast &= _mm512_cmp_ps_mask(v[k], _mm512_set1_ps(-69.0f), _CMP_GE_OQ);
+        }
+        if (fast == 0xffff) {
+            for (int k = 0; k < 4; k++) t[k] = exp16_normal(v[k]);
+        } else {
+            for (int k = 0; k < 4; k++) t[k] = exp16(v[k], true);
+        }
         for (int k = 0; k < 4; k++) {
             _mm512_storeu_ps(y + i + 16 * k, t[k]);
             part = _mm512_add_pd(part, _mm512_cvtps_pd(_mm512_castps512_ps256(t[k])));
