@@ -142,6 +142,37 @@ Test(vmath, exp_same_bits_on_every_path)
     free(yp);
 }
 
+/* erf and the fused GELU chain (x * (erf(x / div) + add) * mul, in each operand order): the AVX-512 bodies (taken on
+   CPUs that have them) give the portable loops' bits over the whole sweep, a partial last vector included */
+Test(vmath, erf_and_gelu_chain_same_bits_on_every_path)
+{
+    int64_t n;
+    float *x = sweep(&n);
+    n -= 5; /* not a multiple of 16 */
+    float *y = malloc((size_t)n * sizeof *y), *yp = malloc((size_t)n * sizeof *yp);
+    mrt_verf_f32(y, x, n);
+    mrt_verf_f32_portable(yp, x, n);
+    for (int64_t i = 0; i < n; i++) cr_assert(u_of(y[i]) == u_of(yp[i]), "erf(%a): %a, the portable loop %a", x[i], y[i], yp[i]);
+    for (int order = 0; order < 8; order++) {
+        mrt_gelu_erf_nodes g = {1.41421354f, 1.0f, 0.5f, (order & 1) != 0, (order & 2) != 0, (order & 4) != 0};
+        memcpy(y, x, (size_t)n * sizeof *y);
+        memcpy(yp, x, (size_t)n * sizeof *yp);
+        mrt_vgelu_erf_nodes_f32(y, n, &g);
+        mrt_vgelu_erf_nodes_f32_portable(yp, n, &g);
+        for (int64_t i = 0; i < n; i++) {
+            if (y[i] != y[i]) { /* inf * 0 and NaN inputs: NaN on both paths */
+                cr_assert(yp[i] != yp[i], "gelu chain(%a): NaN, the portable loop %a", x[i], yp[i]);
+                continue;
+            }
+            cr_assert(u_of(y[i]) == u_of(yp[i]), "gelu chain(%a), order %d: %a, the portable loop %a", x[i], order, y[i],
+                      yp[i]);
+        }
+    }
+    free(x);
+    free(y);
+    free(yp);
+}
+
 /* Softmax's exp-and-sum pass: the same y bits as subtracting the maximum and calling mrt_vexp_f32, the same sum bits as
    mrt_sum8_f32 on them, and the AVX-512 body's bits the portable loop's. Rows of many lengths (partial vectors, the
    four-vector loop and its remainder), with differences that reach the underflow clamp, denormal results and -inf,
