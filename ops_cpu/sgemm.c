@@ -238,7 +238,11 @@ enum { PF_ROWS_AHEAD = 16 };
     for (int v = 0; v < NV; v++) mask[v] = mrt_mask16_first(nr - 16 * v);                                          \
     for (int i = 0; i < ROWS; i++)                                                                                 \
         for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                              \
-    if (load) /* C is added after the k loop: have it in L1 by then */                                             \
+    /* C is added after the k loop: have it in L1 by then. So too when A is read in place (ASTEP 1, a MatMul of    \
+       activations) and C only written: Whisper's QK^T (k = 64) writes 9 MB a head that is in no cache, and its     \
+       tiles spent a third of their time after the k loop (1 thread, [4,1500,64] x [4,64,1500] alone, best of      \
+       ~150 runs: 5.28-5.39 -> 4.90-4.99 ms with the plain stores below) */                                         \
+    if (load || (ASTEP) == 1)                                                                                      \
         for (int i = 0; i < mr; i++)                                                                               \
             for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);          \
     /* and a fused residual: a row a tile, ldc apart, which the hardware prefetchers did not fetch (a 1x1 Conv       \
@@ -255,6 +259,12 @@ enum { PF_ROWS_AHEAD = 16 };
             __m512 ai = _mm512_set1_ps(AEL);                                                                       \
             for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                        \
         }                                                                                                          \
+    }                                                                                                              \
+    /* a full tile written as it is: plain stores, no masks, loads or per-row checks */                           \
+    if (mr == ROWS && nr == 16 * NV && !load && !bias && !te) {                                                    \
+        _Pragma("GCC unroll 16") for (int i = 0; i < ROWS; i++)                                                    \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]); \
+        return;                                                                                                    \
     }                                                                                                              \
     /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC        \
        spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */           \
