@@ -247,13 +247,16 @@ __attribute__((target("avx512f"))) static void exp_avx512(float *y, const float 
    iteration: the adds are one chain. Whisper's two [4, 1500, 1500] Softmaxes, 1 thread: 8.0 ms each with the
    passes apart (GCC's vectorised exp), 4.9 ms;
    with exp16_normal on blocks whose differences are all >= -69, 4.0 -> 3.4 ms. */
-__attribute__((target("avx512f"))) static double exp_sum_avx512(float *y, const float *x, float max, int64_t n)
+__attribute__((target("avx512f"))) static double exp_sum_avx512(float *y, const float *x, float max, int64_t n,
+                                                                 const float *pf)
 {
     const __m512 s = _mm512_set1_ps(max);
     __m512d part = _mm512_setzero_pd();
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512 t[4], v[4];
+        if (pf)
+            for (int k = 0; k < 4; k++) _mm_prefetch((const char *)(pf + i + 16 * k), _MM_HINT_T0);
         __mmask16 fast = 0xffff;
         for (int k = 0; k < 4; k++) {
             v[k] = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16 * k), s);
@@ -273,6 +276,7 @@ __attribute__((target("avx512f"))) static double exp_sum_avx512(float *y, const 
     for (; i < n; i += 16) {
         /* lanes past n are zeros: part[k] + 0 is part[k] (the parts are +0 or positive, or NaN) */
         __mmask16 m = mrt_mask16_first(n - i);
+        if (pf) _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
         __m512 t = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s), true));
         _mm512_mask_storeu_ps(y + i, m, t);
         part = _mm512_add_pd(part, _mm512_cvtps_pd(_mm512_castps512_ps256(t)));
@@ -306,9 +310,15 @@ double mrt_vexp_sum_f32_portable(float *y, const float *x, float max, int64_t n)
 
 double mrt_vexp_sum_f32(float *y, const float *x, float max, int64_t n)
 {
+    return mrt_vexp_sum_f32_fetch(y, x, max, n, NULL);
+}
+
+double mrt_vexp_sum_f32_fetch(float *y, const float *x, float max, int64_t n, const float *next)
+{
 #ifdef VM_HAVE_AVX512
-    if (mrt_cpu_has_avx512f()) return exp_sum_avx512(y, x, max, n);
+    if (mrt_cpu_has_avx512f()) return exp_sum_avx512(y, x, max, n, next);
 #endif
+    (void)next;
     return mrt_vexp_sum_f32_portable(y, x, max, n);
 }
 

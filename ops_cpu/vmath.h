@@ -18,6 +18,9 @@ void mrt_vexp_f32(float *y, const float *x, int64_t n);
    max must be at least every x[i] (the row's maximum; a NaN x[i] gives a NaN): the AVX-512 body leaves out the
    clamps that only larger differences need. */
 double mrt_vexp_sum_f32(float *y, const float *x, float max, int64_t n);
+/* the same, fetching next[0..n) into L1 as it goes (NULL: nothing): Softmax's next row, which its maximum pass would
+   otherwise read from memory with no computation to hide it */
+double mrt_vexp_sum_f32_fetch(float *y, const float *x, float max, int64_t n, const float *next);
 /* 1 / (1 + exp(-x)), without overflow for large |x| */
 void mrt_vsigmoid_f32(float *y, const float *x, int64_t n);
 /* x * sigmoid(x) (SiLU): the bits of multiplying x by mrt_vsigmoid_f32's result */

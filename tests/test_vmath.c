@@ -203,6 +203,12 @@ Test(vmath, exp_sum_matches_exp_then_sum)
             for (int64_t i = 0; i < n; i++) part[i % 8] += want[i];
             want_sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
             double sum = mrt_vexp_sum_f32(y, x, mx, n), sum_p = mrt_vexp_sum_f32_portable(yp, x, mx, n);
+            /* fetching another row alongside (Softmax's next) changes nothing */
+            float *yf = malloc((size_t)n * sizeof *yf);
+            double sum_f = mrt_vexp_sum_f32_fetch(yf, x, mx, n, want);
+            cr_assert(memcmp(yf, y, (size_t)n * sizeof *yf) == 0 && (sum_f == sum || (sum_f != sum_f && sum != sum)),
+                      "n %lld: the fetching pass differs", (long long)n);
+            free(yf);
             for (int64_t i = 0; i < n; i++) {
                 if (want[i] != want[i]) {
                     cr_assert(y[i] != y[i] && yp[i] != yp[i], "n %lld: exp(%a - %a) not NaN", (long long)n, x[i], mx);
