@@ -1,7 +1,6 @@
 /* CPU kernels: Gemm 1-13 and MatMul 1-13 (float/double through OpenBLAS, float16/bfloat16 computed in float,
  * int32/int64/uint32/uint64 by naive loops with wrapping sums), MatMulInteger 10 (uint8/int8, int32 loops). */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "engine/opdef/conv.h"
@@ -270,10 +269,14 @@ MATMUL_INT(uint32_t, u32)
 MATMUL_INT(uint64_t, u64)
 
 /* Batches of small independent products go to the threads whole (each serial, in its own scratch slot); a
-   single large product is split inside. */
+   single large product is split inside. Large ones too when the batches split evenly: each core then computes
+   whole heads, the rows that the Softmax after it (split by rows) reads, instead of half the columns of every
+   head. Whisper encoder's [4,1500,64] x [4,64,1500] on 2 threads, quiet rounds: 25.3-27.3 -> 24.2-24.4 ms best
+   per round for the model. */
 static bool matmul_by_batch(const mrt_matmul_dims *d, int threads)
 {
-    return threads > 1 && !b_is_broadcast(d) && batch_count(d) >= threads && d->m * d->n * d->k <= ((int64_t)1 << 21);
+    if (threads <= 1 || b_is_broadcast(d) || batch_count(d) < threads) return false;
+    return d->m * d->n * d->k <= ((int64_t)1 << 21) || batch_count(d) % threads == 0;
 }
 
 static bool matmul_uses_sgemm(const mrt_matmul_dims *d, mrt_dtype dt) { return dt == MRT_DTYPE_FLOAT && d->n > 1; }

@@ -212,12 +212,12 @@ static void tile_generic(int64_t kc, const float *a, const float *a_next, const 
 /* The tile's body: NV vectors of 16 columns (the full tile is NV = 3; a panel's last columns use the narrowest tile
    that covers them: a 7x7 image has 49 columns, 48 + 1), B's row kk at BROW (packed, or read in place), the chains
    of the panel's first ROWS rows (MR, or 1 for a product of one row). */
-#define TILE_AVX512_BODY(NV, BROW, ROWS) TILE_AVX512_BODY_A(NV, BROW, ROWS, a[i], MR, )
+#define TILE_AVX512_BODY(NV, BROW, ROWS) TILE_AVX512_BODY_A(NV, BROW, ROWS, a[i], MR, false, )
 /* the same, fetching into L2 the next tile's A panel (a_next) a line every two k: a large Conv's packed weights
    (ResNet-18's 512->512 3x3, 9.4 MB) come from memory once per run, in 8 KiB panel blocks too short and too far
    apart for the hardware prefetchers (minirt_kernels --cold, 512->512 at 7x7, 2 threads: 1.30 -> 1.18 ms) */
 #define TILE_AVX512_BODY_PF(NV, BROW, ROWS)                                                                        \
-    TILE_AVX512_BODY_A(NV, BROW, ROWS, a[i], MR,                                                                   \
+    TILE_AVX512_BODY_A(NV, BROW, ROWS, a[i], MR, false,                                                            \
                        if (!(kk & 1)) _mm_prefetch((const char *)(a_next + kk * MR), _MM_HINT_T1);)
 /* the rows path's body (B read in place from an image's channel planes): TILE_AVX512_BODY_PF, also fetching into L1
    B's row PF_ROWS_AHEAD k further on. Consecutive rows are a plane apart (pages apart from 32x32 up), which the
@@ -225,20 +225,25 @@ static void tile_generic(int64_t kc, const float *a, const float *a_next, const 
    a demand miss. MobileNetV2 on two threads, its 28x28 projections 146 -> 116 us, the 56x56 ones 189 -> 160. */
 enum { PF_ROWS_AHEAD = 16 };
 #define TILE_ROWS_BODY_PF(NV)                                                                                      \
-    TILE_AVX512_BODY_A(NV, brows[kk] + boff, MR, a[i], MR,                                                         \
+    TILE_AVX512_BODY_A(NV, brows[kk] + boff, MR, a[i], MR, false,                                                  \
                        if (!(kk & 1)) _mm_prefetch((const char *)(a_next + kk * MR), _MM_HINT_T1);                 \
                        {                                                                                           \
                            const float *bf = brows[kk + PF_ROWS_AHEAD < kc ? kk + PF_ROWS_AHEAD : kc - 1] + boff;  \
                            for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(bf + 16 * v), _MM_HINT_T0);    \
                        })
-/* the same with row i's k-th A value at AEL (a advancing ASTEP floats per k) */
-#define TILE_AVX512_BODY_A(NV, BROW, ROWS, AEL, ASTEP, PF)                                                         \
+/* the same with row i's k-th A value at AEL (a advancing ASTEP floats per k); CPF: fetch C's rows even when not
+   accumulating */
+#define TILE_AVX512_BODY_A(NV, BROW, ROWS, AEL, ASTEP, CPF, PF)                                                         \
     __m512 acc[ROWS][NV];                                                                                          \
     __mmask16 mask[NV];                                                                                            \
     for (int v = 0; v < NV; v++) mask[v] = mrt_mask16_first(nr - 16 * v);                                          \
     for (int i = 0; i < ROWS; i++)                                                                                 \
         for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();                                              \
-    if (load) /* C is added after the k loop: have it in L1 by then */                                             \
+    /* C is added after the k loop: have it in L1 by then. So too when CPF (A read in place, a MatMul of           \
+       activations, with a C larger than L2) and C only written: Whisper's QK^T (k = 64) writes 9 MB a head that    \
+       is in no cache, and its tiles spent a third of their time after the k loop (1 thread, [4,1500,64] x          \
+       [4,64,1500] alone, best of ~150 runs: 5.28-5.39 -> 4.90-4.99 ms with the plain stores below) */              \
+    if (load || (CPF))                                                                                             \
         for (int i = 0; i < mr; i++)                                                                               \
             for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);          \
     /* and a fused residual: a row a tile, ldc apart, which the hardware prefetchers did not fetch (a 1x1 Conv       \
@@ -255,6 +260,12 @@ enum { PF_ROWS_AHEAD = 16 };
             __m512 ai = _mm512_set1_ps(AEL);                                                                       \
             for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);                        \
         }                                                                                                          \
+    }                                                                                                              \
+    /* a full tile written as it is: plain stores, no masks, loads or per-row checks */                           \
+    if (mr == ROWS && nr == 16 * NV && !load && !bias && !te) {                                                    \
+        _Pragma("GCC unroll 16") for (int i = 0; i < ROWS; i++)                                                    \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]); \
+        return;                                                                                                    \
     }                                                                                                              \
     /* the rows unrolled (a row past mr is skipped), so acc stays in registers: with a runtime row loop GCC        \
        spills all MR x NV accumulators, which costs a 1x1 convolution with k = 16 a fifth of its time */           \
@@ -327,24 +338,24 @@ enum { PF_ROWS_AHEAD = 16 };
 #define TILE_A_AVX512(NV, ROWS, SUF)                                                                               \
     __attribute__((target("avx512f"))) static void tile_a_avx512_ep##SUF##_##NV(                                   \
         int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr, bool load, \
-        const float *bias, const mrt_reg_epilogue *te)                                                             \
+        const float *bias, const mrt_reg_epilogue *te, bool pfc)                                                   \
     {                                                                                                              \
         int64_t aoff[MR];                                                                                          \
         for (int i = 0; i < MR; i++) aoff[i] = (i < mr ? i : mr - 1) * lda;                                        \
-        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, )                                                 \
+        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, pfc, )                                            \
     }                                                                                                              \
     __attribute__((target("avx512f"))) static void tile_a_avx512##SUF##_##NV(                                      \
         int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr, bool load, \
-        const float *bias, const mrt_reg_epilogue *ep)                                                             \
+        const float *bias, const mrt_reg_epilogue *ep, bool pfc)                                                   \
     {                                                                                                              \
         if (ep) {                                                                                                  \
-            tile_a_avx512_ep##SUF##_##NV(kc, a, lda, b, c, ldc, mr, nr, load, bias, ep);                           \
+            tile_a_avx512_ep##SUF##_##NV(kc, a, lda, b, c, ldc, mr, nr, load, bias, ep, pfc);                      \
             return;                                                                                                \
         }                                                                                                          \
         const mrt_reg_epilogue *te = NULL;                                                                         \
         int64_t aoff[MR];                                                                                          \
         for (int i = 0; i < MR; i++) aoff[i] = (i < mr ? i : mr - 1) * lda;                                        \
-        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, )                                                 \
+        TILE_AVX512_BODY_A(NV, b + kk * NR, ROWS, a[aoff[i]], 1, pfc, )                                            \
     }
 TILE_AVX512(tile_avx512, 1, MR)
 TILE_AVX512(tile_avx512, 2, MR)
@@ -375,23 +386,23 @@ TILE_ROWS_AVX512(3, _acc, true)
    (a recurrent step's product has the batch's rows, 1 to 4: eight rows' chains for four cost an LSTM of hidden 256
    and batch 4 a third of its run) */
 static void tile_a_avx512(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int mr, int nr,
-                          bool load, const float *bias, const mrt_reg_epilogue *te)
+                          bool load, const float *bias, const mrt_reg_epilogue *te, bool pfc)
 {
     if (mr == 1) {
-        if (nr > 32) tile_a_avx512_r1_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-        else if (nr > 16) tile_a_avx512_r1_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-        else tile_a_avx512_r1_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        if (nr > 32) tile_a_avx512_r1_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+        else if (nr > 16) tile_a_avx512_r1_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+        else tile_a_avx512_r1_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
     } else if (mr == 2) {
-        if (nr > 32) tile_a_avx512_r2_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-        else if (nr > 16) tile_a_avx512_r2_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-        else tile_a_avx512_r2_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        if (nr > 32) tile_a_avx512_r2_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+        else if (nr > 16) tile_a_avx512_r2_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+        else tile_a_avx512_r2_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
     } else if (mr <= 4) {
-        if (nr > 32) tile_a_avx512_r4_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-        else if (nr > 16) tile_a_avx512_r4_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-        else tile_a_avx512_r4_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-    } else if (nr > 32) tile_a_avx512_r8_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-    else if (nr > 16) tile_a_avx512_r8_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
-    else tile_a_avx512_r8_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te);
+        if (nr > 32) tile_a_avx512_r4_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+        else if (nr > 16) tile_a_avx512_r4_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+        else tile_a_avx512_r4_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+    } else if (nr > 32) tile_a_avx512_r8_3(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+    else if (nr > 16) tile_a_avx512_r8_2(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
+    else tile_a_avx512_r8_1(kc, a, lda, b, c, ldc, mr, nr, load, bias, te, pfc);
 }
 
 static void tile_avx512(int64_t kc, const float *a, const float *a_next, const float *b, float *c, int64_t ldc, int mr,
@@ -526,6 +537,7 @@ typedef struct sgemm_job {
     int64_t private_b;      /* narrow mode: floats between the threads' own copies of packed B, or 0: one shared copy */
     bool b_ready[PRIVATE_B_THREADS]; /* per thread: its copy is packed (only that thread touches its flag) */
     bool tile_ep;           /* the tiles apply the epilogue (mrt_reg_epilogue); the pass covers the other columns only */
+    bool fetch_c;           /* A read in place and C larger than L2: the tiles fetch C's rows before writing them */
 } sgemm_job;
 
 /* A few columns: the whole product when it has at most COLS_MAX (a 1x1 convolution on a 1x1 image:
@@ -678,7 +690,7 @@ static void compute_block(const sgemm_job *jb, int64_t m0, int64_t m1, int64_t j
 #ifdef MRT_HAVE_AVX512_INTRINSICS
                 if (jb->a_raw) {
                     tile_a_avx512(k1 - k0, ap, jb->a_rs, bpanels + q * pstride, c, o->ldc, mr, nr, load, bias,
-                                  with_ep ? &te : NULL);
+                                  with_ep ? &te : NULL, jb->fetch_c);
                     continue;
                 }
 #endif
@@ -871,6 +883,8 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     } else if (tile == tile_avx512 && a_cs == 1) {
         jb.a_raw = a_raw; /* read in place by tile_a_avx512 (and packed a few panels at a time for cols_block) */
         jb.a_rs = a_rs;
+        /* a C that fits L2 is likely in cache already: fetching it cost GPT-2's small products (1 thread) ~2% */
+        jb.fetch_c = m * out->ldc * (int64_t)sizeof(float) > ((int64_t)1 << 20);
 #endif
     } else {
         pack_a_job pj = {a_raw, a_rs, a_cs, m, k, next};

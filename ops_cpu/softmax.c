@@ -165,7 +165,7 @@ static void softmax_rows_f32(void *arg, int64_t r0, int64_t r1)
             continue;
         }
         /* the exps go to y first (for LogSoftmax too: y is overwritten after the sum) */
-        double sum = mrt_vexp_sum_f32(yr, xr, mx, n);
+        double sum = mrt_vexp_sum_f32_fetch(yr, xr, mx, n, r + 1 < r1 ? xr + n : NULL);
         if (a->kind == SM_SOFTMAX) {
             float inv = (float)(1.0 / sum);
             for (int64_t j = 0; j < n; j++) yr[j] *= inv;

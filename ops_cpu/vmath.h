@@ -18,6 +18,9 @@ void mrt_vexp_f32(float *y, const float *x, int64_t n);
    max must be at least every x[i] (the row's maximum; a NaN x[i] gives a NaN): the AVX-512 body leaves out the
    clamps that only larger differences need. */
 double mrt_vexp_sum_f32(float *y, const float *x, float max, int64_t n);
+/* the same, fetching next[0..n) into L1 as it goes (NULL: nothing): Softmax's next row, which its maximum pass would
+   otherwise read from memory with no computation to hide it */
+double mrt_vexp_sum_f32_fetch(float *y, const float *x, float max, int64_t n, const float *next);
 /* 1 / (1 + exp(-x)), without overflow for large |x| */
 void mrt_vsigmoid_f32(float *y, const float *x, int64_t n);
 /* x * sigmoid(x) (SiLU): the bits of multiplying x by mrt_vsigmoid_f32's result */
@@ -29,6 +32,9 @@ double mrt_vexp_sum_f32_portable(float *y, const float *x, float max, int64_t n)
 void mrt_vsigmoid_f32_portable(float *y, const float *x, int64_t n);
 void mrt_vsilu_f32_portable(float *y, const float *x, int64_t n);
 void mrt_verf_f32(float *y, const float *x, int64_t n);
+/* mrt_verf_f32's and mrt_vgelu_erf_nodes_f32's portable loops (they take an AVX-512 body where the CPU has one): the
+   same bits, for the tests that check it */
+void mrt_verf_f32_portable(float *y, const float *x, int64_t n);
 void mrt_vtanh_f32(float *y, const float *x, int64_t n);
 /* Gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)), computed as 0.5 x erfc(-x / sqrt 2) for x < 0 */
 void mrt_vgelu_f32(float *y, const float *x, int64_t n);
@@ -37,6 +43,7 @@ void mrt_vgelu_f32(float *y, const float *x, int64_t n);
    node's float operation in the nodes' operand order, Erf by mrt_verf_f32's formula, so the bits of running the
    five nodes, in one pass (engine/fuse.c fuses the chain into its producer). */
 void mrt_vgelu_erf_nodes_f32(float *y, int64_t n, const mrt_gelu_erf_nodes *g);
+void mrt_vgelu_erf_nodes_f32_portable(float *y, int64_t n, const mrt_gelu_erf_nodes *g);
 
 /* HardSigmoid's clamp to [0, 1] and HardSwish(x) = x * max(0, min(1, x / 6 + 0.5)), the clamp by comparisons so NaN
    passes through (fminf/fmaxf would drop it). The stand-alone kernels and the post-op fused into a Conv (MobileNetV3,

@@ -142,6 +142,37 @@ Test(vmath, exp_same_bits_on_every_path)
     free(yp);
 }
 
+/* erf and the fused GELU chain (x * (erf(x / div) + add) * mul, in each operand order): the AVX-512 bodies (taken on
+   CPUs that have them) give the portable loops' bits over the whole sweep, a partial last vector included */
+Test(vmath, erf_and_gelu_chain_same_bits_on_every_path)
+{
+    int64_t n;
+    float *x = sweep(&n);
+    n -= 5; /* not a multiple of 16 */
+    float *y = malloc((size_t)n * sizeof *y), *yp = malloc((size_t)n * sizeof *yp);
+    mrt_verf_f32(y, x, n);
+    mrt_verf_f32_portable(yp, x, n);
+    for (int64_t i = 0; i < n; i++) cr_assert(u_of(y[i]) == u_of(yp[i]), "erf(%a): %a, the portable loop %a", x[i], y[i], yp[i]);
+    for (int order = 0; order < 8; order++) {
+        mrt_gelu_erf_nodes g = {1.41421354f, 1.0f, 0.5f, (order & 1) != 0, (order & 2) != 0, (order & 4) != 0};
+        memcpy(y, x, (size_t)n * sizeof *y);
+        memcpy(yp, x, (size_t)n * sizeof *yp);
+        mrt_vgelu_erf_nodes_f32(y, n, &g);
+        mrt_vgelu_erf_nodes_f32_portable(yp, n, &g);
+        for (int64_t i = 0; i < n; i++) {
+            if (y[i] != y[i]) { /* inf * 0 and NaN inputs: NaN on both paths */
+                cr_assert(yp[i] != yp[i], "gelu chain(%a): NaN, the portable loop %a", x[i], yp[i]);
+                continue;
+            }
+            cr_assert(u_of(y[i]) == u_of(yp[i]), "gelu chain(%a), order %d: %a, the portable loop %a", x[i], order, y[i],
+                      yp[i]);
+        }
+    }
+    free(x);
+    free(y);
+    free(yp);
+}
+
 /* Softmax's exp-and-sum pass: the same y bits as subtracting the maximum and calling mrt_vexp_f32, the same sum bits as
    mrt_sum8_f32 on them, and the AVX-512 body's bits the portable loop's. Rows of many lengths (partial vectors, the
    four-vector loop and its remainder), with differences that reach the underflow clamp, denormal results and -inf,
@@ -172,6 +203,12 @@ Test(vmath, exp_sum_matches_exp_then_sum)
             for (int64_t i = 0; i < n; i++) part[i % 8] += want[i];
             want_sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
             double sum = mrt_vexp_sum_f32(y, x, mx, n), sum_p = mrt_vexp_sum_f32_portable(yp, x, mx, n);
+            /* fetching another row alongside (Softmax's next) changes nothing */
+            float *yf = malloc((size_t)n * sizeof *yf);
+            double sum_f = mrt_vexp_sum_f32_fetch(yf, x, mx, n, want);
+            cr_assert(memcmp(yf, y, (size_t)n * sizeof *yf) == 0 && (sum_f == sum || (sum_f != sum_f && sum != sum)),
+                      "n %lld: the fetching pass differs", (long long)n);
+            free(yf);
             for (int64_t i = 0; i < n; i++) {
                 if (want[i] != want[i]) {
                     cr_assert(y[i] != y[i] && yp[i] != yp[i], "n %lld: exp(%a - %a) not NaN", (long long)n, x[i], mx);
@@ -189,6 +226,27 @@ Test(vmath, exp_sum_matches_exp_then_sum)
             free(yp);
             free(want);
         }
+}
+
+/* Softmax's exp-and-sum pass on differences in [-69, 0], which its AVX-512 body computes with fewer operations
+   (vmath.c, exp16_normal): the portable loop's bits on every third float there, -0 and -69 included */
+Test(vmath, exp_sum_normal_range_matches_portable)
+{
+    enum { CHUNK = 65536 };
+    float *x = malloc(CHUNK * sizeof *x), *y = malloc(CHUNK * sizeof *y), *yp = malloc(CHUNK * sizeof *yp);
+    const uint32_t lo = 0x80000000u, hi = 0xc28a0000u; /* -0, -69 */
+    for (uint64_t u0 = lo; u0 <= hi; u0 += 3u * CHUNK) {
+        int64_t n = 0;
+        for (uint64_t u = u0; u < u0 + 3u * CHUNK && u <= hi; u += 3) x[n++] = f_of((uint32_t)u);
+        if (u0 + 3u * CHUNK > hi) x[n++] = f_of(hi);
+        double sum = mrt_vexp_sum_f32(y, x, 0.0f, n), sum_p = mrt_vexp_sum_f32_portable(yp, x, 0.0f, n);
+        for (int64_t i = 0; i < n; i++)
+            cr_assert(u_of(y[i]) == u_of(yp[i]), "exp(%a): %a, the portable loop %a", x[i], y[i], yp[i]);
+        cr_assert(sum == sum_p, "sum %a, portable %a", sum, sum_p);
+    }
+    free(x);
+    free(y);
+    free(yp);
 }
 
 /* exp is computed in float like sigmoid: measured 0.75 ulp at most (on a denormal result) */
