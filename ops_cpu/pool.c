@@ -401,6 +401,22 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 mp_rowmax
     return _mm512_mask_mov_ps(_mm512_set1_ps(NAN), ord, m);
 }
 
+/* The row kernels (mp_regs_plane, ap_plane) fetch into L1 the input rows POOL_PF_ROWS output rows ahead: a pool's
+   input is a large conv output, mostly out of L2 by the time it is read, and three interleaved row streams 444 bytes
+   long (111 wide) are too short for the hardware prefetchers. Rows past the plane are the next plane's first ones,
+   as planes follow one another. minirt_kernels, 1 thread, max pool 3x3/2 on 64 planes of 112x112 / 147x147:
+   0.104-0.105 / 0.168-0.180 ms -> 0.092-0.097 / 0.147-0.148 in cache, 0.38-0.51 / 0.71-0.74 -> 0.11 / 0.19 cold (2
+   and 4 rows ahead: 0.14 / 0.30 and 0.12 / 0.22 cold); SqueezeNet's first pool inside the model, 1 thread:
+   0.24-0.37 -> 0.15-0.18 ms. Average pool 2x2/2 on 128 planes of 56x56 (DenseNet-121's first transition):
+   0.071-0.072 -> 0.062 ms in cache, 0.16-0.19 -> 0.10-0.11 cold. A hint only. */
+enum { POOL_PF_ROWS = 8 };
+__attribute__((target("avx512f"), always_inline)) static inline void pool_fetch_rows(const float *xp, int64_t w,
+                                                                                   int64_t r0, int64_t r1)
+{
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t c = 0; c < w; c += 16) _mm_prefetch((const char *)(xp + r * w + c), _MM_HINT_T0);
+}
+
 /* mp_rows_plane for kernels 2 or 3 wide (KW) at column strides S of 1 or 2, without the row buffer: the row pass's
    vectors stay in registers and the column pass makes its taps from them, tap kw of 16 outputs being (S = 2) the
    even or odd lanes of two row-pass vectors, or for kw = 2 the even lanes moved one lane down with the next
@@ -411,13 +427,6 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 mp_rowmax
    row buffer's stores and reloads, two loads and a permute per tap at stride 2, and mp_take's four instructions
    per tap, made SqueezeNet's 3x3/2 pool on 64 planes of 111x111 take 118 us alone on one thread (ONNX Runtime's
    NCHWc pool: 36 us). KH, KW and S constants where inlined with them. */
-/* The input rows MP_PF_ROWS output rows ahead are fetched into L1: a pool's input is a large conv output, mostly
-   out of L2 by the time it is read, and three interleaved row streams 444 bytes long (111 wide) are too short for
-   the hardware prefetchers. minirt_kernels, 1 thread, 3x3/2 on 64 planes of 112x112 / 147x147: 0.104-0.105 /
-   0.168-0.180 ms -> 0.092-0.097 / 0.147-0.148 in cache, 0.38-0.51 / 0.71-0.74 -> 0.11 / 0.19 cold (2 and 4 rows
-   ahead: 0.14 / 0.30 and 0.12 / 0.22 cold). SqueezeNet's first pool inside the model, 1 thread: 0.24-0.37 ->
-   0.15-0.18 ms. */
-enum { MP_PF_ROWS = 8 };
 __attribute__((target("avx512f"), always_inline)) static inline void mp_regs_plane(const mp2d_job *j, const float *xp,
                                                                                   float *yp, const __mmask16 *mk,
                                                                                   int64_t oh0, int64_t oh1, int64_t KH,
@@ -433,10 +442,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void mp_regs_pla
         int64_t h0 = oh * sh - w->pad_begin[0], hlo = h0 < 0 ? 0 : h0, hhi = h0 + KH < H ? h0 + KH : H;
         int64_t nr = hhi - hlo;
         float *yr = yp + oh * OW;
-        /* the input rows that output row oh + MP_PF_ROWS reads first (past the plane: the next plane's first rows,
-           as planes follow one another) */
-        for (int64_t r = h0 + KH + (MP_PF_ROWS - 1) * sh, re = r + sh; r < re; r++)
-            for (int64_t c = 0; c < W; c += 16) _mm_prefetch((const char *)(xp + r * W + c), _MM_HINT_T0);
+        /* the input rows that output row oh + POOL_PF_ROWS reads first */
+        pool_fetch_rows(xp, W, h0 + KH + (POOL_PF_ROWS - 1) * sh, h0 + KH + POOL_PF_ROWS * sh);
 /* the row pass of buffer vector v, the window's row count a constant when the window is whole */
 #define MP_ROWMAX(v)                                                                                               \
     (nr == KH ? mp_rowmax(xp, W, mk[v], 16 * (v) - pw, hlo, KH) : mp_rowmax(xp, W, mk[v], 16 * (v) - pw, hlo, nr))
@@ -779,9 +786,6 @@ typedef struct ap_rowtaps {
     int64_t sh, hlo, hhi, hpad;
 } ap_rowtaps;
 
-/* Input rows AP_PF_ROWS output rows ahead fetched, as the max pools do (MP_PF_ROWS). minirt_kernels, 1 thread,
-   DenseNet-121's 2x2/2 on 128 planes of 56x56: 0.071-0.072 -> 0.062 ms in cache, 0.16-0.19 -> 0.10-0.11 cold. */
-enum { AP_PF_ROWS = 8 };
 /* A plane, its rows' taps in rt: rows wide enough for four vectors by ap_row; in narrower planes, runs of four rows
    whose windows lie inside the image vertically go four rows at a time (ap_sums4), the others by ap_row */
 __attribute__((target("avx512f"), always_inline)) static inline void ap_plane(const ap2d_job *j, const ap_rowtaps *rt,
@@ -791,11 +795,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void ap_plane(co
     const mrt_window *w = j->w;
     int64_t oh_n = w->out[0], ow_n = w->out[1], kh_n = w->kernel[0], iw = w->in[1], sh = w->stride[0];
     bool narrow = ow_b - ow_a < 32, edges = ow_a > 0 || ow_b < ow_n;
-    int64_t pf = 0; /* input rows below pf are fetched (as the max pools do: MP_PF_ROWS) */
+    int64_t pf = 0; /* input rows below pf are fetched (pool_fetch_rows) */
     for (int64_t oh = 0; oh < oh_n;) {
         const ap_rowtaps *t = &rt[oh];
-        for (int64_t pe = (oh + AP_PF_ROWS) * sh - w->pad_begin[0] + kh_n; pf < pe; pf++)
-            for (int64_t c = 0; c < iw; c += 16) _mm_prefetch((const char *)(xp + pf * iw + c), _MM_HINT_T0);
+        int64_t pe = (oh + POOL_PF_ROWS) * sh - w->pad_begin[0] + kh_n; /* rows up to output row oh + POOL_PF_ROWS's */
+        if (pe > pf) {
+            pool_fetch_rows(xp, iw, pf, pe);
+            pf = pe;
+        }
         if (narrow && oh + 4 <= oh_n && t[0].hlo == 0 && t[0].hhi == kh_n && t[3].hlo == 0 && t[3].hhi == kh_n) {
             /* rows oh + 1, oh + 2 lie between: inside too */
             /* the four rows' windows, every tap inside the image: with or without count_include_pad, KH KW taps */
