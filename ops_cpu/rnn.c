@@ -252,20 +252,15 @@ static void step_gemm(const rnn_f32_job *j, int64_t rows, const float *h, const 
 {
     const mrt_rnn_desc *d = j->d;
     int64_t H = d->hidden, panels = (n + MRT_SGEMM_NR - 1) / MRT_SGEMM_NR;
-    mrt_sgemm_out o = {.c = c, .ldc = d->gates * H};
-    if (mrt_sgemm_packed_b_floats(H, n) * (int64_t)sizeof(float) < STEP_SERPENTINE_MIN_BYTES) {
-        mrt_sgemm_b b = {.packed = rt};
-        mrt_sgemm_run(NULL, rows, n, H, NULL, h, H, 1, &b, &o, ws);
-        return;
-    }
-    int64_t pieces = (panels + STEP_PIECE - 1) / STEP_PIECE;
+    bool in_l2 = mrt_sgemm_packed_b_floats(H, n) * (int64_t)sizeof(float) < STEP_SERPENTINE_MIN_BYTES;
+    int64_t piece = in_l2 ? (panels > 0 ? panels : 1) : STEP_PIECE; /* panels a call: all of them when R fits */
+    int64_t pieces = (panels + piece - 1) / piece;
     for (int64_t i = 0; i < pieces; i++) {
-        int64_t q = backwards ? pieces - 1 - i : i, j0 = q * STEP_PIECE * MRT_SGEMM_NR;
-        int64_t j1 = j0 + STEP_PIECE * MRT_SGEMM_NR < n ? j0 + STEP_PIECE * MRT_SGEMM_NR : n;
-        mrt_sgemm_b b = {.packed = rt + q * STEP_PIECE * H * MRT_SGEMM_NR}; /* panel p at p H NR (sgemm.h) */
-        mrt_sgemm_out op = o;
-        op.c = c + j0;
-        mrt_sgemm_run(NULL, rows, j1 - j0, H, NULL, h, H, 1, &b, &op, ws);
+        int64_t q = backwards ? pieces - 1 - i : i, j0 = q * piece * MRT_SGEMM_NR;
+        int64_t j1 = j0 + piece * MRT_SGEMM_NR < n ? j0 + piece * MRT_SGEMM_NR : n;
+        mrt_sgemm_b b = {.packed = rt + q * piece * H * MRT_SGEMM_NR}; /* panel p at p H NR (sgemm.h) */
+        mrt_sgemm_out o = {.c = c + j0, .ldc = d->gates * H};
+        mrt_sgemm_run(NULL, rows, j1 - j0, H, NULL, h, H, 1, &b, &o, ws);
     }
 }
 
