@@ -226,6 +226,10 @@ static const kcase cases[] = {
     CONV("conv mobilenet 1x1 960->320 7", 1, 960, 7, 7, 320, 1, 1, 0, 1),
     CONV("conv mobilenet 1x1 320->1280 7", 1, 320, 7, 7, 1280, 1, 1, 0, 1),
     CONV("conv mobilenet stem 3x3/2 3->32 224", 1, 3, 224, 224, 32, 3, 2, 1, 1),
+    /* RegNetX-400MF's grouped 3x3s (16 channels a group): the stride-2 ones that open a stage, and a stride-1 one */
+    CONV("conv grouped 3x3/2 64->64 g4 56 (RegNetX)", 1, 64, 56, 56, 64, 3, 2, 1, 4),
+    CONV("conv grouped 3x3/2 32->32 g2 112 (RegNetX)", 1, 32, 112, 112, 32, 3, 2, 1, 2),
+    CONV("conv grouped 3x3 64->64 g4 28 (RegNetX)", 1, 64, 28, 28, 64, 3, 1, 1, 4),
     CONV("conv depthwise 3x3 144 56", 1, 144, 56, 56, 144, 3, 1, 1, 144),
     CONV("conv depthwise 3x3 576 14", 1, 576, 14, 14, 576, 3, 1, 1, 576),
     CONV("conv depthwise 3x3/2 96 112", 1, 96, 112, 112, 96, 3, 2, 1, 96),
