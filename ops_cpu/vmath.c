@@ -6,8 +6,8 @@
  * 2-ulp target, with no float-only error analysis to get wrong. sigmoid and exp, the hot ones (SiLU in every
  * EfficientNet block, Softmax in every attention layer), are computed in float on twice the lanes, with hi + lo
  * pairs where float alone would lose bits: sigmoid within 0.55 ulp on normal results (0.76 on denormal ones), exp
- * within 0.54 (0.75) (tests/test_vmath.c). 0.2% of sigmoids are not correctly rounded on inputs spread over
- * [-20, 20] (0.016% over every float, most of which are tiny or huge; checked exhaustively).
+ * within 0.75 ulp (tests/test_vmath.c). 0.2% of sigmoids are not correctly rounded on inputs spread over [-20, 20]
+ * (0.016% over every float, most of which are tiny or huge; checked exhaustively).
  *
  * The loops are written for GCC's auto-vectorizer: no libm calls, no branches (clamps and selects are
  * ternaries that become blends), 2^n built from integer bits; sigmoid and exp also have AVX-512 bodies in
@@ -112,57 +112,42 @@ static inline float select_f(bool c, float a, float b)
     return from_bits_f((bits_f(a) & m) | (bits_f(b) & ~m));
 }
 
-/* Float exp for the sigmoid (whose double version was a third of EfficientNet-B0's run) and mrt_vexp_f32: twice
- * the lanes of double. exp(v) = 2^n (t_hi + m_lo) for float v in [-104, 89]: v = k ln2/32 + r with k = round(v 32 /
- * ln 2) = 32 n + j and |r| <= ln2/64, t_hi = 2^(j/32) rounded (EXP_T_HI[j]) and m_lo = EXP_T_LO[j] + t_hi (e^r - 1),
- * e^r - 1 = r + r^2 (1/2 + r/6) (within 2^-30.7 relative: no fitted polynomial needed this close to 0). The
- * reduction's first fmaf is exact (v - k EXP_LN2_32_HI), the second rounds at 2^-24 |r|, so t_hi + m_lo carries about
- * 2^-30 relative error: its one rounding gives a result within about half an ulp. t_hi + m_lo is not normalised
- * (|m_lo| <= 0.011 t_hi): the callers round the sum once (exp) or take it apart where it matters (the sigmoid).
- * Tables and constants: scripts/gen_exp2_table_f32.py. The AVX-512 bodies read the tables with one permute per
- * vector. Against the degree-4 polynomial with 1 + r carried as hi + lo pairs that came before (floats in L1, best
- * of 20, cycles an element): SiLU 1.24 -> 0.98, exp 0.92 -> 0.67, Softmax's exp-and-sum pass 0.72 -> 0.61; and the
- * largest error on normal results went from 0.65 to 0.53 ulp for exp, 0.64 to 0.55 for the sigmoid. */
+/* Float exp for the sigmoid (whose double version was a third of EfficientNet-B0's run) and mrt_vexp_f32:
+ * twice the lanes of double.
+ * exp(x) = 2^n (m_hi + m_lo) for float x in [-104, 89], n = round(x / ln2). Cody-Waite reduction with fmaf:
+ * r = x - n VMF_LN2 (the float nearest ln 2) is exact, since it is a multiple of x's ulp or of 2^-24 (n VMF_LN2 is)
+ * smaller than 1/2; the rest, c = n (VMF_LN2 - ln 2) (|c| < 3e-7), is applied as exp(r + c) = exp(r) (1 + c), c^2
+ * being below 2^-40. exp(r) = 1 + r + r^2 Q(r), Q of degree 4 fitted by scripts/fit_expm1_f32.py (2^-28 relative).
+ * 1 + r is split exactly (Fast2Sum) and the small terms are added to its low part, so m = m_hi + m_lo carries
+ * about 2^-27 relative error instead of float's 2^-24. */
+#define VMF_LOG2E 1.44269502f
+#define VMF_LN2 0.693147182f                 /* 0x3f317218 */
+#define VMF_LN2_LO -1.90465421e-09f          /* ln 2 - VMF_LN2, 0xb102e308 */
 #define VMF_ROUND_SHIFT 12582912.0f          /* 1.5 * 2^23: adding it rounds |v| < 2^22 to an integer */
-static const float EXP_T_HI[32] = {
-    0x1p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f, 0x1.172b84p+0f, 0x1.1d4874p+0f, 0x1.2387a6p+0f,
-    0x1.29e9ep+0f, 0x1.306fep+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f, 0x1.4bfdaep+0f, 0x1.5342b6p+0f,
-    0x1.5ab07ep+0f, 0x1.6247ecp+0f, 0x1.6a09e6p+0f, 0x1.71f75ep+0f, 0x1.7a1148p+0f, 0x1.82589ap+0f, 0x1.8ace54p+0f,
-    0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f, 0x1.ae89fap+0f, 0x1.b7f77p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
-    0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f,
-};
-static const float EXP_T_LO[32] = {
-    0x0p+0f, -0x1.9d4f52p-25f, 0x1.9f3122p-25f, -0x1.fdb496p-25f, -0x1.c15742p-27f, -0x1.d2e8cap-25f,
-    0x1.ceac48p-25f, -0x1.5c0424p-25f, 0x1.4636e2p-25f, -0x1.18aac6p-25f, 0x1.824684p-25f, 0x1.8624b4p-30f,
-    -0x1.593abcp-25f, -0x1.2c561p-25f, -0x1.5bd5ecp-27f, -0x1.f8b55p-25f, 0x1.9fcef4p-26f, 0x1.1d8beep-25f,
-    -0x1.829fdp-25f, -0x1.accc7cp-26f, 0x1.15506ep-27f, -0x1.e64744p-25f, 0x1.51f848p-27f, -0x1.b83b54p-25f,
-    -0x1.a94b14p-26f, -0x1.a09438p-25f, -0x1.3d56b2p-27f, -0x1.8837ccp-27f, -0x1.822dbcp-27f, -0x1.908c94p-25f,
-    0x1.52486cp-27f, -0x1.246ebp-26f,
-};
-#define EXP_K32 0x1.715476p+5f         /* 32 / ln 2 */
-#define EXP_LN2_32_HI 0x1.62e43p-6f  /* ln2/32 rounded to float */
-#define EXP_LN2_32_LO -0x1.05c61p-34f /* ln2/32 - EXP_LN2_32_HI */
-#define EXP_C3 0x1.555556p-3f         /* 1/6 rounded to float */
-
-/* m_lo of exp(v) = 2^n (t_hi + m_lo) (above); sets *t_hi and *n. A NaN gives garbage k, whose j stays in the table
-   and whose n stays far from overflowing the callers' exponent arithmetic; the NaN itself reaches m_lo. */
-static inline float exp_table_f(float v, float *t_hi, int32_t *n)
+#define VMF_Q4 0.001381461275741458f
+#define VMF_Q3 0.008368710055947304f
+#define VMF_Q2 0.04166838899254799f
+#define VMF_Q1 0.1666652113199234f
+#define VMF_Q0 0.4999999403953552f
+static inline float exp_parts_f(float x, float *m_lo, int32_t *n)
 {
-    float kf = fmaf(v, EXP_K32, VMF_ROUND_SHIFT);
-    int32_t k = (int32_t)(bits_f(kf) - bits_f(VMF_ROUND_SHIFT)); /* the ulp at 1.5 * 2^23 is 1 */
-    float kn = kf - VMF_ROUND_SHIFT;
-    float r = fmaf(kn, -EXP_LN2_32_HI, v);
-    r = fmaf(kn, -EXP_LN2_32_LO, r);
-    uint32_t j = (uint32_t)k & 31u;
-    *n = (k - (int32_t)j) / 32; /* floor(k / 32), exactly */
-    *t_hi = EXP_T_HI[j];
-    float q = fmaf(r, EXP_C3, 0.5f);
-    float p = fmaf(r * r, q, r);
-    return fmaf(*t_hi, p, EXP_T_LO[j]);
+    float kf = fmaf(x, VMF_LOG2E, VMF_ROUND_SHIFT);
+    float nf = kf - VMF_ROUND_SHIFT;
+    *n = (int32_t)(bits_f(kf) - bits_f(VMF_ROUND_SHIFT)); /* the ulp at 1.5 * 2^23 is 1 */
+    float r = fmaf(nf, -VMF_LN2, x);
+    float c = nf * -VMF_LN2_LO;
+    float q = fmaf(VMF_Q4, r, VMF_Q3);
+    q = fmaf(q, r, VMF_Q2);
+    q = fmaf(q, r, VMF_Q1);
+    q = fmaf(q, r, VMF_Q0);
+    float h = 1.0f + r;
+    float l = (1.0f - h) + r;          /* 1 + r == h + l exactly */
+    l = fmaf(r * r, q, l);             /* + r^2 Q(r) */
+    l = fmaf(c, h + l, l);             /* times 1 + c */
+    float m_hi = h + l;
+    *m_lo = (h - m_hi) + l;            /* renormalised: |l| < h */
+    return m_hi;
 }
-
-/* 2^e for e in [-126, 127], from its bits */
-static inline float pow2_f(int32_t e) { return from_bits_f((uint32_t)(e + 127) << 23); }
 
 /* exp in float (Softmax's, after subtracting the row maximum): x clamped to 89 from above, where the result rounds
    to inf; 2^n split in two so denormal and overflowing results get their rounding in the last multiply. In the
@@ -178,68 +163,69 @@ static void exp_generic(float *y, const float *x, int64_t n)
         bool zero = v <= -104.0f;         /* false for NaN */
         v = select_f(zero, 0.0f, v);
         v = select_f(v > 89.0f, 89.0f, v); /* NaN passes */
-        float t_hi;
+        float m_lo;
         int32_t e;
-        float m_lo = exp_table_f(v, &t_hi, &e);
+        float m_hi = exp_parts_f(v, &m_lo, &e);
         int32_t e1 = e < -120 ? -120 : e > 120 ? 120 : e;
-        float s1 = pow2_f(e1), s2 = pow2_f(e - e1);
-        y[i] = select_f(zero, 0.0f, fmaf(t_hi, s1, m_lo * s1) * s2);
+        float s1 = from_bits_f((uint32_t)(e1 + 127) << 23), s2 = from_bits_f((uint32_t)(e - e1 + 127) << 23);
+        y[i] = select_f(zero, 0.0f, fmaf(m_hi, s1, m_lo * s1) * s2);
     }
 }
 
 #ifdef VM_HAVE_AVX512
-/* exp_table_f on 16 lanes, operation for operation: returns m_lo, sets *t_hi and *n */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 exp_table16(__m512 v, __m512 *t_hi, __m512i *n)
+/* exp_parts_f on 16 lanes, operation for operation: returns m_hi, sets *m_lo and *nf (e as a float) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 exp_parts16(__m512 v, __m512 *m_lo, __m512 *nf)
 {
-    __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(EXP_K32), _mm512_set1_ps(VMF_ROUND_SHIFT));
-    __m512i k = _mm512_sub_epi32(_mm512_castps_si512(kf), _mm512_set1_epi32(0x4b400000)); /* VMF_ROUND_SHIFT */
-    __m512 kn = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
-    __m512 r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-EXP_LN2_32_HI), v);
-    r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-EXP_LN2_32_LO), r);
-    /* the permutes read k's low 5 bits: j */
-    __m512 th = _mm512_permutex2var_ps(_mm512_loadu_ps(EXP_T_HI), k, _mm512_loadu_ps(EXP_T_HI + 16));
-    __m512 tl = _mm512_permutex2var_ps(_mm512_loadu_ps(EXP_T_LO), k, _mm512_loadu_ps(EXP_T_LO + 16));
-    *n = _mm512_srai_epi32(k, 5);
-    __m512 q = _mm512_fmadd_ps(r, _mm512_set1_ps(EXP_C3), _mm512_set1_ps(0.5f));
-    __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, r);
-    *t_hi = th;
-    return _mm512_fmadd_ps(th, p, tl);
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(VMF_LOG2E), _mm512_set1_ps(VMF_ROUND_SHIFT));
+    __m512 n = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
+    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-VMF_LN2), v);
+    __m512 c = _mm512_mul_ps(n, _mm512_set1_ps(-VMF_LN2_LO));
+    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(VMF_Q4), r, _mm512_set1_ps(VMF_Q3));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q2));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q1));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(VMF_Q0));
+    __m512 h = _mm512_add_ps(one, r);
+    __m512 l = _mm512_add_ps(_mm512_sub_ps(one, h), r);
+    l = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, l);
+    l = _mm512_fmadd_ps(c, _mm512_add_ps(h, l), l);
+    __m512 m_hi = _mm512_add_ps(h, l);
+    *m_lo = _mm512_add_ps(_mm512_sub_ps(h, m_hi), l);
+    *nf = n;
+    return m_hi;
 }
 
-/* pow2_f on 16 lanes */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 pow2_16(__m512i e)
-{
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(127)), 23));
-}
-
-/* exp_generic's loop body on 16 lanes, operation for operation */
+/* exp_generic's loop body on 16 lanes, operation for operation. The powers of two come from scalef (exact here:
+   1 scaled by an integer in [-150, 128]); GCC's vectorisation of the loop built them from integer bits, and spent
+   most of Whisper's Softmax time there. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16(__m512 v, bool nonpositive)
 {
+    const __m512 one = _mm512_set1_ps(1.0f);
     /* lanes at or below -104 give +0 (exp_generic): they compute from 0 instead, clear of denormals. min(89, v): a
        NaN v is the second operand, which it returns when either is NaN; the upper clamps do nothing when the caller
        knows v <= 0 (or NaN). */
     __mmask16 zero = _mm512_cmp_ps_mask(v, _mm512_set1_ps(-104.0f), _CMP_LE_OQ);
     v = _mm512_mask_mov_ps(v, zero, _mm512_setzero_ps());
     if (!nonpositive) v = _mm512_min_ps(_mm512_set1_ps(89.0f), v);
-    __m512 t_hi;
-    __m512i e;
-    __m512 m_lo = exp_table16(v, &t_hi, &e);
-    __m512i e1 = _mm512_max_epi32(e, _mm512_set1_epi32(-120));
-    if (!nonpositive) e1 = _mm512_min_epi32(e1, _mm512_set1_epi32(120));
-    __m512 s1 = pow2_16(e1);
-    return _mm512_maskz_mul_ps((__mmask16)~zero, _mm512_fmadd_ps(t_hi, s1, _mm512_mul_ps(m_lo, s1)),
-                               pow2_16(_mm512_sub_epi32(e, e1)));
+    __m512 m_lo, nf, m_hi = exp_parts16(v, &m_lo, &nf);
+    /* nf is e; s1 = 2^clamp(e, -120, 120), and the product's scaling by 2^(e - e1) rounds once, as the multiply
+       by s2 does */
+    __m512 e1 = _mm512_max_ps(nf, _mm512_set1_ps(-120.0f));
+    if (!nonpositive) e1 = _mm512_min_ps(e1, _mm512_set1_ps(120.0f));
+    __m512 s1 = _mm512_scalef_ps(one, e1);
+    return _mm512_maskz_scalef_ps((__mmask16)~zero, _mm512_fmadd_ps(m_hi, s1, _mm512_mul_ps(m_lo, s1)),
+                                  _mm512_sub_ps(nf, e1));
 }
 
-/* exp16's value for v in [-69, 0] (no NaN), in fewer operations: there e = n >= -100, so e1 = e and the last
-   multiply is by 1 (tests/test_vmath.c sweeps [-69, 0] for the same bits). */
+/* exp16's value for v in [-69, 0] (no NaN), in fewer operations: there e = n >= -100, so e1 = e, s1 = 2^e is normal
+   and the last scalef is by 0. m_lo s1 is exact, or below 2^-126 and so under half the spacing of floats around
+   m_hi s1 > 2^-101 (at least 2^-125); m_hi + m_lo is exactly h + l, whose rounding is m_hi (Fast2Sum). So the
+   fmadd rounds to m_hi 2^e, as here: the same bits (tests/test_vmath.c sweeps [-69, 0]), 7 operations fewer. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16_normal(__m512 v)
 {
-    __m512 t_hi;
-    __m512i e;
-    __m512 m_lo = exp_table16(v, &t_hi, &e);
-    __m512 s1 = pow2_16(e);
-    return _mm512_fmadd_ps(t_hi, s1, _mm512_mul_ps(m_lo, s1));
+    __m512 m_lo, nf, m_hi = exp_parts16(v, &m_lo, &nf);
+    (void)m_lo;
+    return _mm512_scalef_ps(m_hi, nf);
 }
 
 __attribute__((target("avx512f"))) static void exp_avx512(float *y, const float *x, int64_t n)
@@ -336,13 +322,39 @@ double mrt_vexp_sum_f32_fetch(float *y, const float *x, float max, int64_t n, co
     return mrt_vexp_sum_f32_portable(y, x, max, n);
 }
 
-/* sigmoid(x) = num / (1 + u) with u = exp(-|x|) = 2^n (t_hi + m_lo) (exp_table_f) and num = u for x < 0, 1
- * otherwise: no cancellation for either sign. 1 + u is carried as an exact hi + lo pair plus m_lo, the reciprocal is
+/* The sigmoid's exp(-a), a = min(|x|, 104), from a table of 2^(j/32): -a = k ln2/32 + r with k = 32 n + j and
+ * |r| <= ln2/64, so e^-a = 2^n (T_HI[j] + m_lo), m_lo = T_LO[j] + T_HI[j] (e^r - 1) within about 2^-30 relative
+ * (the reduction is exact in its first FMA and rounded at 2^-24 |r| in the second; e^r - 1 = r + r^2 (1/2 + r/6)).
+ * Tables and constants: scripts/gen_exp2_table_f32.py. Against the degree-4 exp above this is a third fewer
+ * operations for the sigmoid (SiLU over 4096 floats in L1, best of 20: 1.24 -> 0.98 cycles an element) and more
+ * accurate. */
+static const float SIG_T_HI[32] = {
+    0x1p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f, 0x1.172b84p+0f, 0x1.1d4874p+0f, 0x1.2387a6p+0f,
+    0x1.29e9ep+0f, 0x1.306fep+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f, 0x1.4bfdaep+0f, 0x1.5342b6p+0f,
+    0x1.5ab07ep+0f, 0x1.6247ecp+0f, 0x1.6a09e6p+0f, 0x1.71f75ep+0f, 0x1.7a1148p+0f, 0x1.82589ap+0f, 0x1.8ace54p+0f,
+    0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f, 0x1.ae89fap+0f, 0x1.b7f77p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
+    0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f,
+};
+static const float SIG_T_LO[32] = {
+    0x0p+0f, -0x1.9d4f52p-25f, 0x1.9f3122p-25f, -0x1.fdb496p-25f, -0x1.c15742p-27f, -0x1.d2e8cap-25f,
+    0x1.ceac48p-25f, -0x1.5c0424p-25f, 0x1.4636e2p-25f, -0x1.18aac6p-25f, 0x1.824684p-25f, 0x1.8624b4p-30f,
+    -0x1.593abcp-25f, -0x1.2c561p-25f, -0x1.5bd5ecp-27f, -0x1.f8b55p-25f, 0x1.9fcef4p-26f, 0x1.1d8beep-25f,
+    -0x1.829fdp-25f, -0x1.accc7cp-26f, 0x1.15506ep-27f, -0x1.e64744p-25f, 0x1.51f848p-27f, -0x1.b83b54p-25f,
+    -0x1.a94b14p-26f, -0x1.a09438p-25f, -0x1.3d56b2p-27f, -0x1.8837ccp-27f, -0x1.822dbcp-27f, -0x1.908c94p-25f,
+    0x1.52486cp-27f, -0x1.246ebp-26f,
+};
+#define SIG_K 0x1.715476p+5f         /* 32 / ln 2 */
+#define SIG_LN2_32_HI 0x1.62e43p-6f  /* ln2/32 rounded to float */
+#define SIG_LN2_32_LO -0x1.05c61p-34f /* ln2/32 - SIG_LN2_32_HI */
+#define SIG_C3 0x1.555556p-3f         /* 1/6 rounded to float */
+
+/* sigmoid(x) = num / (1 + u) with u = exp(-|x|) = 2^n m (above) and num = u for x < 0, 1 otherwise: no
+ * cancellation for either sign. 1 + u is carried as an exact hi + lo pair plus m's low part, the reciprocal is
  * taken of their sum, and the quotient gets one Newton correction: its error is the correction's second-order term,
  * about 2^-30 relative, plus the final rounding (tests/test_vmath.c sweeps it against float64). For x < 0 the
- * quotient is formed with t_hi + m_lo and scaled by 2^n at the end, rounding once (a denormal result too); u is
- * formed with 2^max(n, -126), a normal float (below that 1 + u is 1 anyway). sigmoid16 does the same IEEE operations
- * in the same order with AVX-512 instructions (scalef for the last power of two): the same
+ * quotient is formed with m and scaled by 2^n at the end, rounding once (a denormal result too); u is formed with
+ * 2^max(n, -126), a normal float (below that 1 + u is 1 anyway). sigmoid16 does the same IEEE operations in the
+ * same order with AVX-512 instructions (a permute for the table, scalef for the last power of two): the same
  * bits, which tests/test_vmath.c checks over its sweep against the portable loop (mrt_vsigmoid_f32_portable).
  * Explicit fmaf, with contraction off, keeps the bits the same in every clone (the baseline one calls libm's exact
  * fmaf). A NaN's lanes compute garbage indices, which stay in the tables (j) and in range (n), and give NaN. */
@@ -351,10 +363,19 @@ static inline float sigmoid_one(float x)
     uint32_t ux = bits_f(x);
     float v = from_bits_f(ux | 0x80000000u); /* -|x| */
     v = -104.0f > v ? -104.0f : v;           /* exp(-104) < 2^-150 rounds to 0; NaN passes */
-    float t_hi;
-    int32_t n;
-    float m_lo = exp_table_f(v, &t_hi, &n);
-    float s1 = pow2_f(n < -126 ? -126 : n);
+    float kf = fmaf(v, SIG_K, VMF_ROUND_SHIFT);
+    int32_t k = (int32_t)(bits_f(kf) - bits_f(VMF_ROUND_SHIFT)); /* the ulp at 1.5 * 2^23 is 1 */
+    float kn = kf - VMF_ROUND_SHIFT;
+    float r = fmaf(kn, -SIG_LN2_32_HI, v);
+    r = fmaf(kn, -SIG_LN2_32_LO, r);
+    uint32_t j = (uint32_t)k & 31u;
+    int32_t n = (k - (int32_t)j) / 32; /* floor(k / 32), exactly */
+    float t_hi = SIG_T_HI[j];
+    float q = fmaf(r, SIG_C3, 0.5f);
+    float p = fmaf(r * r, q, r);
+    float m_lo = fmaf(t_hi, p, SIG_T_LO[j]);
+    int32_t e1 = n < -126 ? -126 : n;
+    float s1 = from_bits_f((uint32_t)(e1 + 127) << 23);
     float u_hi = t_hi * s1, u_lo = m_lo * s1;
     float d_hi = 1.0f + u_hi;
     float d_lo = ((1.0f - d_hi) + u_hi) + u_lo;
@@ -367,7 +388,8 @@ static inline float sigmoid_one(float x)
     float t = fmaf(rem, inv, qq);
     /* x < 0: t 2^n, rounded once: t > 0.35 and n >= -151, so t 2^(n + 26) is a normal float, exact, and only the
        multiply by 2^-26 rounds */
-    return t * pow2_f((neg ? n : 0) + 26) * 0x1p-26f;
+    int32_t es = neg ? n : 0;
+    return t * from_bits_f((uint32_t)(es + 26 + 127) << 23) * 0x1p-26f;
 }
 
 MRT_VECTORIZE_CLONES
@@ -394,10 +416,20 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
     __mmask16 neg = _mm512_cmplt_epi32_mask(xi, _mm512_setzero_si512());
     __m512 v = _mm512_castsi512_ps(_mm512_or_si512(xi, _mm512_set1_epi32((int)0x80000000u)));
     v = _mm512_max_ps(_mm512_set1_ps(-104.0f), v); /* -104 > v ? -104 : v, as the C (a NaN v passes) */
-    __m512 t_hi;
-    __m512i n;
-    __m512 m_lo = exp_table16(v, &t_hi, &n);
-    __m512 s1 = pow2_16(_mm512_max_epi32(n, _mm512_set1_epi32(-126)));
+    __m512 kf = _mm512_fmadd_ps(v, _mm512_set1_ps(SIG_K), _mm512_set1_ps(VMF_ROUND_SHIFT));
+    __m512i k = _mm512_sub_epi32(_mm512_castps_si512(kf), _mm512_set1_epi32((int)0x4b400000)); /* VMF_ROUND_SHIFT */
+    __m512 kn = _mm512_sub_ps(kf, _mm512_set1_ps(VMF_ROUND_SHIFT));
+    __m512 r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-SIG_LN2_32_HI), v);
+    r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-SIG_LN2_32_LO), r);
+    /* the permute reads k's low 5 bits: j */
+    __m512 t_hi = _mm512_permutex2var_ps(_mm512_loadu_ps(SIG_T_HI), k, _mm512_loadu_ps(SIG_T_HI + 16));
+    __m512 t_lo = _mm512_permutex2var_ps(_mm512_loadu_ps(SIG_T_LO), k, _mm512_loadu_ps(SIG_T_LO + 16));
+    __m512i n = _mm512_srai_epi32(k, 5);
+    __m512 q = _mm512_fmadd_ps(r, _mm512_set1_ps(SIG_C3), _mm512_set1_ps(0.5f));
+    __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, r);
+    __m512 m_lo = _mm512_fmadd_ps(t_hi, p, t_lo);
+    __m512i e1 = _mm512_max_epi32(n, _mm512_set1_epi32(-126));
+    __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(e1, _mm512_set1_epi32(127)), 23));
     __m512 u_hi = _mm512_mul_ps(t_hi, s1), u_lo = _mm512_mul_ps(m_lo, s1);
     __m512 d_hi = _mm512_add_ps(one, u_hi);
     __m512 d_lo = _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(one, d_hi), u_hi), u_lo);

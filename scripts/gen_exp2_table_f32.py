@@ -1,5 +1,5 @@
-"""The tables and constants of ops_cpu/vmath.c's float exp (exp, Softmax, the sigmoid): 2^(j/32) for j = 0..31 as
-float hi + lo pairs, and ln2/32 split for the exact argument reduction.
+"""The tables and constants of ops_cpu/vmath.c's sigmoid: 2^(j/32) for j = 0..31 as float hi + lo pairs, and ln2/32
+split for the exact argument reduction.
 
 exp(v) = 2^n 2^(j/32) e^r with k = 32 n + j = round(v 32 / ln 2) and r = v - k ln2/32, |r| <= ln2/64 (0.0108): there
 e^r = 1 + r + r^2 (1/2 + r/6) is within 2^-30.7 relative (the r^4/24 term dropped), so no fitted polynomial is
@@ -40,11 +40,11 @@ def row(vals):
     return "\n".join(out)
 
 
-print("static const float EXP_T_HI[32] = {\n" + row(hi) + "\n};")
-print("static const float EXP_T_LO[32] = {\n" + row(lo) + "\n};")
-print(f"#define EXP_K32 {hexf(f32(32 / math.log(2.0)))}         /* 32 / ln 2 */")
-print(f"#define EXP_LN2_32_HI {hexf(l_hi)}  /* ln2/32 rounded to float */")
-print(f"#define EXP_LN2_32_LO {hexf(l_lo)} /* ln2/32 - EXP_LN2_32_HI */")
-print(f"#define EXP_C3 {hexf(f32(1 / 6))}         /* 1/6 rounded to float */")
+print("static const float SIG_T_HI[32] = {\n" + row(hi) + "\n};")
+print("static const float SIG_T_LO[32] = {\n" + row(lo) + "\n};")
+print(f"#define SIG_K {hexf(f32(32 / math.log(2.0)))}         /* 32 / ln 2 */")
+print(f"#define SIG_LN2_32_HI {hexf(l_hi)}  /* ln2/32 rounded to float */")
+print(f"#define SIG_LN2_32_LO {hexf(l_lo)} /* ln2/32 - SIG_LN2_32_HI */")
+print(f"#define SIG_C3 {hexf(f32(1 / 6))}         /* 1/6 rounded to float */")
 err = max(abs((1 + r + r * r * (0.5 + r / 6)) / math.exp(r) - 1) for r in np.linspace(-ln2_32 / 2, ln2_32 / 2, 10001))
 print(f"/* e^r = 1 + r + r^2 (1/2 + r/6) on |r| <= ln2/64: max relative error {err:.2e} = 2^{math.log2(err):.1f} */")
