@@ -278,6 +278,22 @@ class TorchWorker:
 
 # ------------------------------------------------------------------ measuring
 
+def handoff_ns(pool):
+    """The thread pool's cross-core hand-off now (bench/pool.c's 'worker's task starts N ns after the post'), or None.
+    This VM flips between ~100 ns and ~550 ns (its two vCPUs near or far apart); two-thread timings move with it."""
+    try:
+        r = subprocess.run([pool], capture_output=True, text=True, timeout=30)
+        m = re.search(r"starts (-?\d+) ns", r.stdout)
+        return int(m.group(1)) if m else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def handoff_text(h):
+    """handoff_ns's value for a report: the ns, '?' when unknown, 'busy' when the other core was taken"""
+    return "?" if h is None else "busy" if h < 0 or h > 10000 else str(h)
+
+
 def measure(args, name, threads, np):
     """One row: accuracy check then alternating rounds. Errors end up in the row, not as exceptions."""
     model = os.path.join(args.cache, name + ".onnx")
@@ -321,8 +337,11 @@ def measure(args, name, threads, np):
             if worker.info["rel_err_vs_export"] > MISMATCH:
                 row["notes"].append(f"{name}: the rebuilt PyTorch model differs from the exported one "
                                     f"({worker.info['rel_err_vs_export']:.1e})")
+        hand = []  # per round: the pool's hand-off in ns, on two threads or more
         for r in range(args.rounds):
             meds = {}
+            if args.pool and threads > 1:
+                hand.append(handoff_ns(args.pool))
             mj = minirt_round(args.minirt, model, inp, threads, args.duration, args.warmup_ms)
             row["provenance"] = mj.get("provenance", {})
             row["times"]["minirt"] += mj["times_ms"]
@@ -343,6 +362,9 @@ def measure(args, name, threads, np):
         row["error"] = str(e)
         print(f"{name} x{threads}: {e}", flush=True)
     finally:
+        if hand:
+            row["notes"].append(f"{name} x{threads}: hand-off before each round (ns): " +
+                                " ".join(handoff_text(h) for h in hand))
         if worker is not None:
             row["torch_version"] = worker.info["version"]
             worker.close()
@@ -537,6 +559,9 @@ def main():
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2], metavar="N",
                     help="thread counts, each a separate table (default: 1 2)")
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (default: 5)")
+    ap.add_argument("--pool", metavar="PATH", help="bench/minirt_pool, run before each round on two threads or more; "
+                    "its hand-off goes in the report's notes (default: next to --minirt, as bench/minirt_pool; 'none' "
+                    "to skip)")
     ap.add_argument("--duration", type=float, default=2.0, metavar="S",
                     help="seconds each engine runs per round, after the warm-up (default: 2)")
     ap.add_argument("--warmup-ms", type=float, default=200, metavar="MS",
@@ -554,6 +579,9 @@ def main():
     if args.rounds < 1 or args.duration <= 0 or min(args.threads) < 1:
         ap.error("--rounds, --duration and --threads must be positive")
     args.cache, args.out, args.minirt = map(os.path.abspath, (args.cache, args.out, args.minirt))
+    if args.pool is None:
+        args.pool = os.path.join(os.path.dirname(args.minirt), "bench", "minirt_pool")
+    args.pool = args.pool if args.pool != "none" and os.path.exists(args.pool) else None
 
     ensure(["numpy", "onnxruntime", "onnx", "matplotlib"])
     import numpy as np

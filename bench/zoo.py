@@ -48,6 +48,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import handoff_ns, handoff_text  # noqa: E402 (bench/compare.py, next to this file)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_PY = os.environ.get("MRT_TORCH_PYTHON", "/usr/bin/python3")
 TOLERANCE = 1e-3
@@ -168,13 +171,16 @@ def report(a, rows):
             f.write("- ms: median over all runs; ratio: the median over the rounds of ORT's round median / minirt's "
                     "(> 1: minirt is faster), in brackets the range of the rounds' ratios; few rounds on a noisy "
                     "machine: leads, not results\n\n")
+            if a.pool:
+                f.write("- hand-off: the thread pool's cross-core hand-off before each round (`bench/minirt_pool`), in "
+                        "ns: this VM runs at about 100 (its two vCPUs close) or 550 (far apart), and two-thread "
+                        "times move with it; busy: the other core was taken\n")
             if a.baseline:
                 f.write(f"- baseline: `{a.baseline}`, timed first in every round; its ratio likewise, ORT's round "
-                        "median / the baseline's\n\n")
-                f.write("| model | family | agreement | minirt ms | ORT ms | ratio | baseline ms | baseline ratio |\n"
-                        "|---|---|---|---|---|---|---|---|\n")
-            else:
-                f.write("| model | family | agreement | minirt ms | ORT ms | ratio |\n|---|---|---|---|---|---|\n")
+                        "median / the baseline's\n")
+            f.write("\n| model | family | agreement | minirt ms | ORT ms | ratio |" +
+                    (" baseline ms | baseline ratio |" if a.baseline else "") + (" hand-off ns |" if a.pool else "") +
+                    "\n|" + "---|" * (6 + 2 * bool(a.baseline) + bool(a.pool)) + "\n")
         for row in rows:
             f.write("| " + " | ".join(row) + " |\n")
         if not cuda:
@@ -203,11 +209,16 @@ def main():
     ap.add_argument("--no-timing", action="store_true")
     ap.add_argument("--baseline", metavar="MINIRT", help="another minirt build (a copy of the binary before a change), "
                     "timed in the same alternating rounds: a before/after measurement beside ONNX Runtime")
+    ap.add_argument("--pool", metavar="PATH", help="bench/minirt_pool, run before each round on two threads or more "
+                    "(default: next to --minirt, as bench/minirt_pool; 'none' to skip)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="cuda: minirt on CUDA against minirt on the CPU, agreement only")
     ap.add_argument("--timeout", type=float, default=600, help="--device cuda: seconds per run (default 600)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     a = ap.parse_args()
+    if a.pool is None:
+        a.pool = os.path.join(os.path.dirname(os.path.abspath(a.minirt)), "bench", "minirt_pool")
+    a.pool = a.pool if a.pool != "none" and a.threads > 1 and os.path.exists(a.pool) else None
     import numpy as np
     cuda = a.device == "cuda"
     if not cuda:
@@ -258,8 +269,11 @@ def main():
         bad += diff > TOLERANCE
         mt, ot, bt = [], [], []
         spread = []  # per round: ORT's median / minirt's (and / the baseline's), for the noise
+        hand = []  # per round: the pool's hand-off in ns (a.pool)
         if not a.no_timing:
             for _ in range(a.rounds):
+                if a.pool:
+                    hand.append(handoff_ns(a.pool))
                 if a.baseline:
                     bround = minirt_median(a.baseline, model, args, a.duration)
                     bt += bround
@@ -285,6 +299,8 @@ def main():
         b = statistics.median(bt) if bt else None
         if a.baseline:
             row += (ms(b) if b else "", f"{bratio:.2f}{rng(1)}" if b else "")
+        if a.pool:
+            row += (" ".join(handoff_text(h) for h in hand),)
         rows.append(row)
         print(f"{n:40s} agreement {diff:.1e}{flag}  first run {first_s:.1f} s" +
               (f"  minirt {ms(m)} ms  ORT {ms(o)} ms  ratio {ratio:.2f}{rng(0)}" if m else "") +
