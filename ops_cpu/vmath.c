@@ -73,16 +73,17 @@ static inline double exp_parts(double x, double *s)
     /* low 12 bits of (2^51 + n + 1023) are n + 1023 (2^51 is a multiple of 4096): the biased exponent */
     *s = from_bits_d((bits_d(kd) + 1023u) << 52);
     double r = x - n * VM_LN2;
+    /* fma: with contraction off (ISO C) q * r + c is two operations, and they were half of tanh's */
     double q = 1.0 / 3628800;
-    q = q * r + 1.0 / 362880;
-    q = q * r + 1.0 / 40320;
-    q = q * r + 1.0 / 5040;
-    q = q * r + 1.0 / 720;
-    q = q * r + 1.0 / 120;
-    q = q * r + 1.0 / 24;
-    q = q * r + 1.0 / 6;
-    q = q * r + 0.5;
-    return r + r * (r * q);
+    q = fma(q, r, 1.0 / 362880);
+    q = fma(q, r, 1.0 / 40320);
+    q = fma(q, r, 1.0 / 5040);
+    q = fma(q, r, 1.0 / 720);
+    q = fma(q, r, 1.0 / 120);
+    q = fma(q, r, 1.0 / 24);
+    q = fma(q, r, 1.0 / 6);
+    q = fma(q, r, 0.5);
+    return fma(r, r * q, r);
 }
 
 /* x with its magnitude limited to m (NaN passes: the comparison is false), widened to double. Clamping the
