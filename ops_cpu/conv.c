@@ -590,8 +590,8 @@ static live_bands live_bands_of(const mrt_window *w, int64_t kn)
    bands' extra products and weights.) Prepare and run both ask, after Winograd's check. */
 static bool live_taps_path(const mrt_conv_params *p, mrt_dtype dt)
 {
-    if (!uses_sgemm(p, dt) || p->group != 1 || is_pointwise(&p->win) || mrt_conv_rows_floats(p, dt) > 0 || p->c < 1 ||
-        p->win.out[0] < 1)
+    if (!uses_sgemm(p, dt) || p->group != 1 || is_pointwise(&p->win) || mrt_conv_rows_floats(p, dt, 1) > 0 ||
+        p->c < 1 || p->win.out[0] < 1)
         return false;
     int64_t kn = p->kernel_numel, dropped = 0; /* tap-rows dropped */
     live_bands b = live_bands_of(&p->win, kn);
@@ -1010,43 +1010,39 @@ typedef struct rows_job {
     const float *x, *a, *bias;
     float *y, *rows;
     const mrt_epilogue *ep;
-    int64_t S, lp, k;
+    int64_t S, lp, k, block_rows, threads;
     int64_t at0; /* flat output index of the image's first output (the epilogue's residual is indexed by it) */
 } rows_job;
 
-/* The phase rows of the image's input rows, task t being row t / C of channel t % C: element i of phase f is padded
-   column S i + f. Row-major, so that a thread's share is a band of rows of every channel, those its share of
-   rows_compute reads (channel-major, a thread filled whole channels, and the other read a third to two thirds of
-   its band from it) */
-__attribute__((target("avx512f"))) static void rows_fill(void *arg, int64_t t0, int64_t t1)
+/* Input row ih of channel c as phase rows at d: element i of phase f is padded column S i + f */
+__attribute__((target("avx512f"))) static void rows_fill(const rows_job *j, int64_t c, int64_t ih, float *d)
 {
-    const rows_job *j = arg;
     const mrt_window *w = &j->p->win;
-    int64_t W = w->in[1], pw = w->pad_begin[1], C = j->p->c, H = w->in[0];
-    for (int64_t t = t0; t < t1; t++) {
-        int64_t r = t % C * H + t / C; /* channel t % C, row t / C */
-        const float *xr = j->x + r * W;
-        float *d = j->rows + r * j->S * j->lp;
-        for (int64_t i0 = 0; i0 < j->lp; i0 += 16) {
-            int64_t c0 = j->S * i0 - pw; /* the input column of element i0 of phase 0 */
-            __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0, W), xr + c0);
-            if (j->S == 1) {
-                _mm512_store_ps(d + i0, v);
-            } else {
-                __m512 u = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 + 16, W), xr + c0 + 16);
-                _mm512_store_ps(d + i0, mrt_even16(v, u));
-                _mm512_store_ps(d + j->lp + i0, mrt_odd16(v, u));
-            }
+    int64_t W = w->in[1], pw = w->pad_begin[1];
+    const float *xr = j->x + (c * w->in[0] + ih) * W;
+    for (int64_t i0 = 0; i0 < j->lp; i0 += 16) {
+        int64_t c0 = j->S * i0 - pw; /* the input column of element i0 of phase 0 */
+        __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0, W), xr + c0);
+        if (j->S == 1) {
+            _mm512_store_ps(d + i0, v);
+        } else {
+            __m512 u = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 + 16, W), xr + c0 + 16);
+            _mm512_store_ps(d + i0, mrt_even16(v, u));
+            _mm512_store_ps(d + j->lp + i0, mrt_odd16(v, u));
         }
     }
 }
 
-/* The image's output rows [t0, t1), in blocks of ROWS_BLOCK rows: each panel of MR output channels over all the
-   block's rows, then the next panel, then the block's epilogue. A channel's rows are contiguous, so the tiles write
-   MR long runs at a time; all output channels row by row wrote 32 short runs at once, which the hardware
-   prefetchers do not follow when the output is not in cache (as inside a model: MobileNetV2's 3x3/2 stem,
+/* The image's output rows [t0, t1), in blocks of MRT_CONV_ROWS_BLOCK rows: first the phase rows the block reads,
+   into this thread's slot (a block's rows, 101 KB for a 3x3/2 stem of 3 channels at 224: they stay in L2); then
+   each panel of MR output channels over all the block's rows, then the next panel, then the block's epilogue. The
+   phase rows of the whole image, filled by all threads before the tiles, took a second hand-off on two threads,
+   and each thread read rows the other had filled: SqueezeNet inside the model on two threads, per-node medians of
+   alternating runs, its 3x3/2 stem 222 -> 206 us and the MaxPool after it 104 -> 95; MnasNet's stem 132 -> 130 and
+   the depthwise conv after it 86 -> 73 (one thread: the same). A channel's rows are contiguous, so
+   the tiles write MR long runs at a time; all output channels row by row wrote 32 short runs at once, which the
+   hardware prefetchers do not follow when the output is not in cache (as inside a model: MobileNetV2's 3x3/2 stem,
    minirt_kernels --cold: 0.48 -> 0.32 ms; the same in cache). */
-enum { ROWS_BLOCK = 16 };
 
 /* Output row oh's columns [0, c1) of the MR-channel panel from m0, in tiles of 48 (the last may be narrower);
    returns whether every tile applied the epilogue */
@@ -1064,22 +1060,50 @@ static bool rows_tiles(const rows_job *j, const float *const *brows, int64_t oh,
     return ep_done;
 }
 
+/* The input rows the next block reads, fetched into L2 a few lines at a time while this block's tiles run: a
+   block's fill reads three short runs of rows (one per channel, 29 KB at 224), which inside a model come from
+   memory (the image was written one inference ago) and which the hardware prefetchers only start on; then the
+   fill waited on them (MnasNet's 3x3/2 stem inside the model, 1 thread: ~0.20 ms, 0.11 run a second time).
+   Per-node medians of alternating runs, 1 thread: MnasNet's stem 217 -> 173 us, SqueezeNet's 362 -> 320,
+   EfficientNet-B0's (SiLU fused) 384 -> 321. */
+typedef struct rows_pf {
+    const float *x;
+    int64_t c, C, plane, lo, n, at; /* channel c's rows start at x + c plane + lo; n floats per channel; at: done */
+} rows_pf;
+
+static void rows_pf_step(rows_pf *f, int64_t lines)
+{
+    for (; lines > 0 && f->c < f->C; lines--) {
+        _mm_prefetch((const char *)(f->x + f->c * f->plane + f->lo + f->at), _MM_HINT_T1);
+        f->at += 16;
+        if (f->at >= f->n) f->c++, f->at = 0;
+    }
+}
+
 static void rows_compute(void *arg, int64_t t0, int64_t t1)
 {
     const rows_job *j = arg;
     const mrt_conv_params *p = j->p;
     const mrt_window *w = &p->win;
     int64_t H = w->in[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
-    int64_t ohw = w->out[0] * OW, row = j->S * j->lp, pt = w->pad_begin[0];
-    const float *zero = j->rows + p->c * H * row; /* after the image's rows */
-    const float *brows[ROWS_BLOCK][MRT_SGEMM_K_BLOCK];
-    for (int64_t b0 = t0; b0 < t1; b0 += ROWS_BLOCK) {
-        int64_t b1 = b0 + ROWS_BLOCK < t1 ? b0 + ROWS_BLOCK : t1;
+    int64_t ohw = w->out[0] * OW, row = j->S * j->lp, pt = w->pad_begin[0], R = j->block_rows;
+    /* a serial call (threads == 1) may still run on a pool worker, inside another kernel's task */
+    float *slot = j->rows + (j->threads > 1 ? (int64_t)mrt_thread_index() : 0) * p->c * R * row;
+    const float *zero = j->rows + j->threads * p->c * R * row; /* after the slots */
+    const float *brows[MRT_CONV_ROWS_BLOCK][MRT_SGEMM_K_BLOCK];
+    for (int64_t b0 = t0; b0 < t1; b0 += MRT_CONV_ROWS_BLOCK) {
+        int64_t b1 = b0 + MRT_CONV_ROWS_BLOCK < t1 ? b0 + MRT_CONV_ROWS_BLOCK : t1;
+        /* the input rows the block reads, [lo, hi) inside the image: row ih is the slot's row ih - lo */
+        int64_t lo = b0 * w->stride[0] - pt, hi = (b1 - 1) * w->stride[0] - pt + (KH - 1) * w->dilation[0] + 1;
+        lo = lo < 0 ? 0 : lo;
+        hi = hi < H ? hi : H;
+        for (int64_t c = 0; c < p->c; c++)
+            for (int64_t ih = lo; ih < hi; ih++) rows_fill(j, c, ih, slot + (c * R + ih - lo) * row);
         for (int64_t oh = b0; oh < b1; oh++)
             for (int64_t c = 0, k = 0; c < p->c; c++)
                 for (int64_t kh = 0; kh < KH; kh++) {
                     int64_t ih = oh * w->stride[0] - pt + kh * w->dilation[0];
-                    const float *r = ih >= 0 && ih < H ? j->rows + (c * H + ih) * row : zero;
+                    const float *r = ih >= 0 && ih < H ? slot + (c * R + ih - lo) * row : zero;
                     for (int64_t kw = 0; kw < KW; kw++, k++) {
                         int64_t off = kw * w->dilation[1];
                         brows[oh - b0][k] = r + off % j->S * j->lp + off / j->S;
@@ -1089,9 +1113,19 @@ static void rows_compute(void *arg, int64_t t0, int64_t t1)
         /* rows' last columns when they fit one vector (112 = 2 x 48 + 16): two rows' in one tile */
         int64_t tail = OW % MRT_SGEMM_NR, full = OW - tail;
         bool pair_tails = tail > 0 && tail <= 16;
+        /* the next block's input rows [nlo, nhi), spread over this block's rows of panels */
+        int64_t n1 = b1 + MRT_CONV_ROWS_BLOCK < t1 ? b1 + MRT_CONV_ROWS_BLOCK : t1;
+        int64_t nlo = b1 * w->stride[0] - pt, nhi = (n1 - 1) * w->stride[0] - pt + (KH - 1) * w->dilation[0] + 1;
+        nlo = nlo > hi ? nlo : hi; /* the rows this block filled are in cache */
+        nhi = nhi < H ? nhi : H;
+        rows_pf pf = {j->x, 0, n1 > b1 && nhi > nlo ? p->c : 0, H * w->in[1], nlo * w->in[1],
+                      (nhi - nlo) * w->in[1], 0};
+        int64_t steps = (p->m + MRT_SGEMM_MR - 1) / MRT_SGEMM_MR * (b1 - b0);
+        int64_t per_step = (pf.C * ((pf.n + 15) / 16) + steps - 1) / (steps > 0 ? steps : 1);
         for (int64_t m0 = 0; m0 < p->m; m0 += MRT_SGEMM_MR) {
             int mr = (int)(p->m - m0 < MRT_SGEMM_MR ? p->m - m0 : MRT_SGEMM_MR);
             for (int64_t oh = b0; oh < b1; oh++) {
+                rows_pf_step(&pf, oh + 1 < b1 && pair_tails ? 2 * per_step : per_step);
                 bool pair = pair_tails && oh + 1 < b1;
                 ep_done &= rows_tiles(j, brows[oh - b0], oh, m0, mr, pair ? full : OW);
                 if (!pair) continue;
@@ -1115,19 +1149,18 @@ static mrt_status conv_rows(mrt_op_ctx *ctx, const mrt_conv_params *p, int64_t r
     const mrt_tensor *x = mrt_input(ctx, 0), *b = mrt_input(ctx, 2);
     const mrt_window *w = &p->win;
     int64_t S = w->stride[1];
-    /* one image's rows, then the zero row (mrt_conv_rows_floats): the images go one by one */
+    /* each thread's slot, then the zero row (mrt_conv_rows_floats) */
     float *rows = mrt_workspace(ctx, (size_t)rows_floats * sizeof(float));
     if (!rows) return MRT_STATUS_OUT_OF_MEMORY;
     int64_t in_numel = w->in[0] * w->in[1], ohw = w->out[0] * w->out[1];
     rows_job j = {.p = p, .a = ctx->kernel_state, .bias = b ? b->data : NULL, .rows = rows, .ep = ctx->epilogue,
-                  .S = S, .k = p->c * p->kernel_numel};
-    j.lp = rows_floats / ((p->c * w->in[0] + 1) * S);
-    memset(rows + p->c * w->in[0] * S * j.lp, 0, (size_t)(S * j.lp) * sizeof(float));
+                  .S = S, .k = p->c * p->kernel_numel, .threads = ctx->n_threads > 1 ? ctx->n_threads : 1};
+    mrt_conv_rows_geometry(p, &j.block_rows, &j.lp);
+    memset(rows + j.threads * p->c * j.block_rows * S * j.lp, 0, (size_t)(S * j.lp) * sizeof(float));
     for (int64_t n = 0; n < p->n; n++) {
         j.x = (const float *)x->data + n * p->c * in_numel;
         j.y = (float *)mrt_output(ctx, 0)->data + n * p->m * ohw;
         j.at0 = n * p->m * ohw;
-        mrt_parallel_for(ctx, p->c * w->in[0], 16, rows_fill, &j);
         mrt_parallel_for(ctx, w->out[0], 1, rows_compute, &j);
     }
     return MRT_STATUS_OK;
@@ -1340,7 +1373,7 @@ static mrt_status mrt_cpu_conv(mrt_op_ctx *ctx)
             return MRT_STATUS_OK;
         }
 #ifdef CONV_HAVE_AVX512
-        int64_t rows = mrt_conv_rows_floats(&p, x->dtype);
+        int64_t rows = mrt_conv_rows_floats(&p, x->dtype, ctx->n_threads);
         if (rows > 0 && !ctx->prologue && ctx->kernel_state && mrt_cpu_has_avx512f()) return conv_rows(ctx, &p, rows);
         if (use_pointwise_rows(ctx, &p)) return conv_pointwise_rows(ctx, &p);
 #endif

@@ -122,9 +122,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void pl_tile(con
                                                                            int64_t kc, bool add, float *os,
                                                                            const float *init, float *oc, const int NV)
 {
-    __m512 acc[PL_POS][PL_NV];
-    for (int p = 0; p < PL_POS; p++)
-        for (int v = 0; v < NV; v++)
+    __m512 acc[PL_POS][PL_NV]; /* in registers only if every loop over it unrolls (see ops_cpu/sgemm.c) */
+    _Pragma("GCC unroll 8") for (int p = 0; p < PL_POS; p++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
             acc[p][v] = init ? _mm512_load_ps(init + p * PL_PANEL + v * PL_LANES) : _mm512_setzero_ps();
     for (int64_t kk = 0; kk < kc; kk++) {
         __m512 wv[PL_NV];
@@ -137,12 +137,13 @@ __attribute__((target("avx512f"), always_inline)) static inline void pl_tile(con
         }
     }
     if (oc) { /* the chain goes on in the next piece */
-        for (int p = 0; p < PL_POS; p++)
-            for (int v = 0; v < NV; v++) _mm512_store_ps(oc + p * PL_PANEL + v * PL_LANES, acc[p][v]);
+        _Pragma("GCC unroll 8") for (int p = 0; p < PL_POS; p++)
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
+                _mm512_store_ps(oc + p * PL_PANEL + v * PL_LANES, acc[p][v]);
         return;
     }
-    for (int p = 0; p < PL_POS; p++)
-        for (int v = 0; v < NV; v++) {
+    _Pragma("GCC unroll 8") for (int p = 0; p < PL_POS; p++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {
             float *o = os + p * PL_PANEL + v * PL_LANES;
             _mm512_store_ps(o, add ? _mm512_add_ps(_mm512_load_ps(o), acc[p][v]) : acc[p][v]);
         }

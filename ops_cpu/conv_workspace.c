@@ -15,7 +15,15 @@ bool mrt_conv_direct_depthwise(const mrt_conv_params *p, mrt_dtype dt)
     return dt == MRT_DTYPE_FLOAT && p->win.nsp == 2 && p->group > 1 && p->group == p->c && p->m == p->c;
 }
 
-int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt)
+void mrt_conv_rows_geometry(const mrt_conv_params *p, int64_t *block_rows, int64_t *lp)
+{
+    const mrt_window *w = &p->win;
+    int64_t s = w->stride[1], rows = (MRT_CONV_ROWS_BLOCK - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1;
+    *block_rows = rows < w->in[0] ? rows : w->in[0];
+    *lp = ((w->out[1] + 15) / 16 * 16 + (w->kernel[1] - 1) * w->dilation[1] / s + 15) / 16 * 16;
+}
+
+int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads)
 {
     const mrt_window *w = &p->win;
     /* few channels: a tile's rows then come from at most 8 KH input rows (the TLB and the prefetchers follow
@@ -24,12 +32,14 @@ int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt)
         p->c * p->kernel_numel > MRT_SGEMM_K_BLOCK || (w->stride[1] != 1 && w->stride[1] != 2) || w->out[0] < 1 ||
         w->out[1] < 1 || w->in[1] > 65536)
         return 0;
-    /* per input row, stride phases of Lp floats (see ops_cpu/conv.c), and one zero row */
-    int64_t s = w->stride[1];
-    int64_t lp = ((w->out[1] + 15) / 16 * 16 + (w->kernel[1] - 1) * w->dilation[1] / s + 15) / 16 * 16;
-    int64_t floats = (p->c * w->in[0] + 1) * s * lp, image = p->c * w->in[0] * w->in[1];
-    /* rows much wider than the input's (an image a few columns wide) would take many times its memory */
-    return floats <= 4 * image + 4096 ? floats : 0;
+    /* per input row, stride phases of Lp floats (see ops_cpu/conv.c): the phase rows of the whole image would take
+       as many floats; rows much wider than the input's (an image a few columns wide) would take many times its
+       memory */
+    int64_t s = w->stride[1], block_rows, lp;
+    mrt_conv_rows_geometry(p, &block_rows, &lp);
+    if ((p->c * w->in[0] + 1) * s * lp > 4 * p->c * w->in[0] * w->in[1] + 4096) return 0;
+    /* a block's rows per thread, then the zero row */
+    return ((int64_t)(n_threads > 1 ? n_threads : 1) * p->c * block_rows + 1) * s * lp;
 }
 
 enum { WINOGRAD_STREAMED_FLOATS = 1 << 20 }; /* transformed weights (4 MB) past which few tiles don't pay for them */
@@ -85,7 +95,8 @@ static bool workspace_parts(const mrt_conv_params *p, const mrt_op_ctx *ctx, boo
         /* minirt's GEMM (ops_cpu/sgemm.h): W packed by the kernel's prepare when it is a constant */
         bool w_packed = ctx->planning && w->data;
         n[0] = (size_t)mrt_conv_sgemm_floats(p, sp, k, w_packed, ctx->n_threads);
-        int64_t rows = w_packed ? mrt_conv_rows_floats(p, dt) : 0; /* either path may run (it needs AVX-512) */
+        /* either path may run (it needs AVX-512) */
+        int64_t rows = w_packed ? mrt_conv_rows_floats(p, dt, ctx->n_threads) : 0;
         if ((size_t)rows > n[0]) n[0] = (size_t)rows;
         int64_t live = w_packed ? mrt_conv_live_taps_floats(p, dt, ctx->n_threads) : 0;
         if ((size_t)live > n[0]) n[0] = (size_t)live;

@@ -16,7 +16,13 @@ bool mrt_conv_direct_depthwise(const mrt_conv_params *p, mrt_dtype dt);
 /* Floats of the input rows a float 2-D Conv with few input channels (a network's stem: 3 -> 32 3x3/2, 3 -> 64
    7x7/2) keeps when ops_cpu/conv.c reads its GEMM operand B straight from them instead of packing it (ResNet-18's
    stem spent a third of its time packing): 0 when that path does not apply. */
-int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt);
+int64_t mrt_conv_rows_floats(const mrt_conv_params *p, mrt_dtype dt, int n_threads);
+
+/* That path's geometry: output rows per block (MRT_CONV_ROWS_BLOCK), the input rows a block reads (*block_rows, at
+   most the image's), and each phase row's floats (*lp, a multiple of 16); a thread's slot is C x block_rows input
+   rows of stride phases, and one zero row follows the slots. */
+enum { MRT_CONV_ROWS_BLOCK = 16 };
+void mrt_conv_rows_geometry(const mrt_conv_params *p, int64_t *block_rows, int64_t *lp);
 
 /* Floats of the GEMM workspace of a float32 Conv (ops_cpu/conv.c): one product per (image, group) of mg = M/group
    rows, sp output positions and k = C/group * kernel taps, W packed when w_packed. Many small groups (RegNet's

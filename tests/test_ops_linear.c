@@ -887,6 +887,31 @@ Test(linear, conv_large_images)
         }
 }
 
+/* The stems' rows path fills, per block of 16 output rows, the input rows the block reads into the thread's own
+   slot: blocks whose rows start in the top padding, overlap the next block's (stride 1, dilation 2), or are the
+   whole image (fewer rows than a block reads), on 1 to 3 threads, against the GEMM's chains bit for bit */
+Test(linear, conv_stem_row_blocks)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_stem_row_blocks"));
+    const conv_case cases[] = {
+        {2, 2, 3, 16, 1, {9, 40}, {3, 3}, {1, 1}, {2, 2}, {2, 2, 2, 2}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 4, 24, 1, {53, 50}, {5, 5}, {1, 2}, {1, 1}, {2, 1, 3, 2}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 3, 32, 1, {67, 35}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, "NOTSET", false, false, MRT_DTYPE_FLOAT, 22,
+         0},
+        {2, 1, 1, 8, 1, {40, 20}, {7, 7}, {2, 1}, {1, 2}, {3, 6, 3, 6}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+    };
+    for (int threads = 1; threads <= 3; threads++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            conv_case cc = cases[i];
+            cc.threads = threads;
+            char label[96];
+            snprintf(label, sizeof label, "%lldx%lld, c %lld m %lld, kernel %lld, %d threads", (long long)cc.in[0],
+                     (long long)cc.in[1], (long long)cc.c, (long long)cc.m, (long long)cc.k[0], threads);
+            run_conv(&r, &cc, label);
+        }
+}
+
 Test(linear, conv_empty_batch)
 {
     th_rng r;
