@@ -271,6 +271,12 @@ Test(linear, conv_taps_reading_only_padding_keep_the_bits)
         {12, 50, {3, 3}, {5, 5}, {1, 1}, {2, 2}, {4, 4, 4, 4}},
         {40, 24, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12, 12, 12}},
         {30, 16, {9, 7}, {3, 3}, {1, 1}, {6, 3}, {6, 3, 6, 3}},
+        /* the regions (rows by columns with the same live taps, conv_pointwise.c's mrt_conv_taps_lanes): k blocks
+           ending inside a channel's taps, a partial vector of output channels, strides, wider kernels */
+        {300, 40, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12, 12, 12}},
+        {50, 20, {9, 12}, {3, 5}, {1, 1}, {8, 5}, {8, 10, 8, 10}},
+        {64, 33, {27, 25}, {3, 3}, {2, 2}, {14, 14}, {14, 14, 14, 14}},
+        {70, 48, {10, 10}, {5, 5}, {1, 1}, {6, 6}, {12, 12, 12, 12}},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int v = 0; v < 2; v++) {
@@ -419,6 +425,39 @@ Test(linear, conv_infinite_weight_on_a_dead_tap_gives_nan)
         for (int64_t i = 0; i < H * H; i++)
             cr_assert_eq(isnan(yv[m * H * H + i]), m == 1, "output channel %lld, position %lld: %g", (long long)m,
                          (long long)i, (double)yv[m * H * H + i]);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+    th_free(c);
+}
+
+/* The same with 16 output channels on 14x14, dilation 12 (the regions' path's geometry: prepare then keeps the
+   bands' path, every tap): channel 1's outputs are NaN where tap (0, 0) reads padding and +-inf in the 2x2 corner
+   where it reads the image, as the full product's chain gives; the other channels stay finite. */
+Test(linear, conv_infinite_weight_on_a_dead_tap_of_a_region_gives_nan)
+{
+    enum { C = 12, M = 16, H = 14, D = 12, KN = 9 };
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_dead_tap_inf_regions"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, C, H, H}, 0.5, 1);
+    mrt_tensor w = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){M, C, 3, 3}, -1, 1);
+    ((float *)w.data)[(1 * C + 2) * KN + 0] = INFINITY; /* output channel 1, input channel 2, tap (0, 0) */
+    th_case *c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    th_attr_ints(c, "dilations", 2, (int64_t[]){D, D});
+    th_attr_ints(c, "pads", 4, (int64_t[]){D, D, D, D});
+    mrt_tensor y;
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    const float *yv = y.data;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t i = 0; i < H * H; i++) {
+            float v = yv[m * H * H + i];
+            bool reads = i / H >= D && i % H >= D; /* tap (0, 0) reads input row oh - 12, column ow - 12 */
+            if (m != 1) cr_assert(isfinite(v), "output channel %lld, position %lld: %g", (long long)m, (long long)i, (double)v);
+            else if (reads) cr_assert(isinf(v), "position %lld: %g, expected +-inf", (long long)i, (double)v);
+            else cr_assert(isnan(v), "position %lld: %g, expected NaN", (long long)i, (double)v);
+        }
     mrt_tensor_release(&y);
     mrt_tensor_release(&x);
     mrt_tensor_release(&w);
