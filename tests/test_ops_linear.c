@@ -653,7 +653,8 @@ static void run_winograd(th_rng *r, const wino_case *wc, const char *label)
 /* Geometries around the kernel's cuts: tile rows of 1 to 21 tiles (pieces of 16 and a tail), odd output sizes
    (a tile's second row or column dropped), asymmetric and zero padding, sub-blocks that start mid-row and images
    with enough of them to be the tasks (40 x 40: 400 tiles), channel counts around the 8-row panels, the 64-channel
-   passes and the 256-deep k blocks, and a batch of 2. Over 32 output channels on planes of up to 256 positions
+   passes and the 256-deep k blocks (1000 input channels: past 512, a thread's transformed input out of L2), and a
+   batch of 2. Over 32 output channels on planes of up to 256 positions
    (fewer go to ops_cpu/conv_grouped.c's lanes, gc_geometry). */
 Test(linear, conv_3x3_winograd)
 {
@@ -664,7 +665,7 @@ Test(linear, conv_3x3_winograd)
         {1, 16, 70, 14, 14, {1, 1, 1, 1}, true},  {1, 24, 80, 8, 9, {0, 0, 0, 0}, true},
         {1, 32, 33, 13, 42, {2, 0, 1, 2}, true},  {1, 20, 16, 40, 40, {1, 1, 1, 1}, false},
         {2, 300, 72, 7, 7, {1, 1, 1, 1}, true},   {1, 512, 80, 7, 8, {1, 1, 1, 1}, false},
-        {1, 16, 130, 9, 35, {0, 1, 0, 1}, true},
+        {1, 16, 130, 9, 35, {0, 1, 0, 1}, true},  {1, 1000, 40, 10, 12, {1, 1, 1, 1}, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const wino_case *wc = &cases[i];
@@ -704,6 +705,8 @@ Test(linear, conv_3x3_small_images_with_large_weights_take_the_gemm)
         {256, 256, 7, true},  /* 16 M C = 2^20 exactly: kept */
         {512, 512, 14, true}, /* 49 tiles */
         {512, 512, 9, true},  /* 25 tiles */
+        {2048, 512, 28, true},  /* FCN-ResNet50's head */
+        {2049, 512, 28, false}, /* past MRT_WINOGRAD_MAX_C */
     };
     for (size_t i = 0; i < sizeof rule / sizeof *rule; i++) {
         mrt_conv_params p = {.n = 1, .c = rule[i].c, .m = rule[i].m, .group = 1, .kernel_numel = 9,
