@@ -35,6 +35,12 @@ int64_t mrt_conv_live_taps_floats(const mrt_conv_params *p, mrt_dtype dt, int n_
    MRT_WINOGRAD_MIN_C output channels, and images of at least 6x6 outputs (or as many, in vectors of 16). */
 int64_t mrt_conv_winograd_floats(const mrt_conv_params *p, mrt_dtype dt, bool w_packed, int n_threads);
 
+/* A dilated 3x3 Conv (dilation d in both axes, stride 1, padding d, planes a multiple of 2 d) as d x d undilated ones:
+   output phase (a, b) (rows a mod d, columns b mod d) reads only input phase (a, b), a 3x3 Conv with padding 1 on
+   the phase's plane. q: the batch of n d d phase images (image i's phase a d + b is image i d d + a d + b). False
+   when p is not such a Conv. */
+bool mrt_conv_winograd_phases(const mrt_conv_params *p, mrt_conv_params *q);
+
 /* Bytes of the kernel workspace of Conv (transpose false) or ConvTranspose in dtype dt: the im2col/col2im
    buffer, plus float copies of X, W, B and Y for float16/bfloat16. The kernel's workspace hook requests it,
    run carves it with mrt_conv_workspace_carve; false when the size overflows. */
