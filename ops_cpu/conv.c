@@ -613,9 +613,143 @@ typedef struct live_taps_state {
     int64_t n_blocks, ws_floats; /* ws_floats: the GEMM workspace (mrt_conv_live_taps_floats) */
     live_band band[LIVE_MAX_BANDS];
     const float *packed;
+    const mrt_taps_lanes *lanes; /* or the regions' path (taps_lanes_path) instead of the bands */
 } live_taps_state;
 
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The regions' path (mrt_conv_taps_lanes, ops_cpu/conv_pointwise.c): a band of rows reads a tap for all of its
+   columns or none only when the columns agree too. DeepLabV3's dilation-12 3x3 on 14x14 reads 6, 3 and 6 taps in
+   its bands of 2, 10 and 2 rows (756 tap-positions), but only 4, 2 or 1 where both coordinates are counted (the 3 x
+   3 regions: 324). Per axis, segments of output coordinates reading the same kernel indices along it; a region is a
+   row segment by a column segment, and its taps those whose both indices it reads. */
+enum { TAPS_MAX_SEGS = 8, TAPS_MAX_K = 16 }; /* segments per axis, kernel size per axis: at most */
+
+typedef struct taps_segs {
+    int n;
+    int64_t lo[TAPS_MAX_SEGS + 1];
+    uint32_t live[TAPS_MAX_SEGS]; /* bit k: kernel index k reads the image along this axis */
+} taps_segs;
+
+static bool taps_axis_segs(const mrt_window *w, int i, taps_segs *sg)
+{
+    int64_t out = w->out[i], s = w->stride[i], cut[2 * TAPS_MAX_K + 2], klo[TAPS_MAX_K], khi[TAPS_MAX_K];
+    if (w->kernel[i] > TAPS_MAX_K) return false;
+    int n = 0;
+    cut[n++] = 0;
+    cut[n++] = out;
+    for (int64_t k = 0; k < w->kernel[i]; k++) {
+        int64_t t = k * w->dilation[i] - w->pad_begin[i];
+        int64_t lo = t >= 0 ? 0 : (-t + s - 1) / s, hi = w->in[i] - 1 - t < 0 ? 0 : (w->in[i] - 1 - t) / s + 1;
+        klo[k] = lo > out ? out : lo;
+        khi[k] = hi > out ? out : hi;
+        cut[n++] = klo[k];
+        cut[n++] = khi[k];
+    }
+    qsort(cut, (size_t)n, sizeof *cut, cmp_i64);
+    sg->n = 0;
+    for (int c = 0; c + 1 < n; c++) {
+        if (cut[c] == cut[c + 1]) continue;
+        uint32_t live = 0;
+        for (int64_t k = 0; k < w->kernel[i]; k++) live |= (uint32_t)(klo[k] <= cut[c] && cut[c] < khi[k]) << k;
+        if (sg->n > 0 && sg->live[sg->n - 1] == live) continue;
+        if (sg->n == TAPS_MAX_SEGS) return false;
+        sg->live[sg->n] = live;
+        sg->lo[sg->n++] = cut[c];
+    }
+    sg->lo[sg->n] = out;
+    return true;
+}
+
+static int popcount32(uint32_t v) { return __builtin_popcount(v); }
+
+/* A 2-D Conv of the bands' path with at least 16 output channels, a plane of at most 1024 outputs, whose regions
+   drop at least a quarter of the bands' multiply-adds (not DeepLabV3's dilations 24 and 36, one tap everywhere:
+   0.33 ms either way, as ONNX Runtime). Decided by the geometry alone (prepare, infer and run ask). */
+static bool taps_lanes_path(const mrt_conv_params *p, mrt_dtype dt, taps_segs *rows, taps_segs *cols)
+{
+    const mrt_window *w = &p->win;
+    if (w->nsp != 2 || p->m < 16 || !mrt_cpu_has_avx512f() || !live_taps_path(p, dt)) return false;
+    int64_t hw_out = w->out[0] * w->out[1], kn = p->kernel_numel;
+    if (hw_out > 1024 || p->c * kn >= INT32_MAX || p->c * w->in[0] * w->in[1] >= INT32_MAX) return false;
+    if (!taps_axis_segs(w, 0, rows) || !taps_axis_segs(w, 1, cols)) return false;
+    int64_t regions = 0, bands = 0;
+    for (int a = 0; a < rows->n; a++)
+        for (int b = 0; b < cols->n; b++)
+            regions += (rows->lo[a + 1] - rows->lo[a]) * (cols->lo[b + 1] - cols->lo[b]) * popcount32(rows->live[a]) *
+                       popcount32(cols->live[b]);
+    live_bands lb = live_bands_of(w, kn);
+    for (int i = 0; i < lb.count; i++) bands += (lb.lo[i + 1] - lb.lo[i]) * w->out[1] * band_taps(w, kn, lb.lo[i], lb.lo[i + 1], NULL);
+    return regions * 4 <= bands * 3;
+}
+
+/* prepare's regions: per region its positions, and its items (c, live tap) in k order with their block bounds; W
+   packed with output channels as lanes. One allocation, freed with the state. */
+static mrt_status taps_lanes_prepare(mrt_op_ctx *ctx, const mrt_conv_params *p, const float *w, const taps_segs *rows,
+                                     const taps_segs *cols, void **state)
+{
+    const mrt_window *win = &p->win;
+    int64_t kn = p->kernel_numel, K = p->c * kn, n_blocks = ceil_div64(K, MRT_SGEMM_K_BLOCK), KW = win->kernel[1];
+    int64_t hw_in = win->in[0] * win->in[1], hw_out = win->out[0] * win->out[1], ints = 0;
+    for (int a = 0; a < rows->n; a++)
+        for (int b = 0; b < cols->n; b++) {
+            int64_t np = (rows->lo[a + 1] - rows->lo[a]) * (cols->lo[b + 1] - cols->lo[b]);
+            ints += 2 * np + n_blocks + 1 + 2 * p->c * popcount32(rows->live[a]) * popcount32(cols->live[b]);
+        }
+    int64_t head = (int64_t)(sizeof(live_taps_state) + sizeof(mrt_taps_lanes)) + ints * (int64_t)sizeof(int32_t);
+    head = (head + 63) / 64 * 64;
+    int64_t packed = (p->m + 15) / 16 * 16 * K;
+    float *buf;
+    MRT_TRY(mrt_sgemm_alloc_packed(ctx, head / (int64_t)sizeof(float) + packed, &buf));
+    live_taps_state *ls = (live_taps_state *)buf;
+    memset(ls, 0, sizeof *ls);
+    mrt_taps_lanes *tl = (mrt_taps_lanes *)(ls + 1);
+    memset(tl, 0, sizeof *tl);
+    ls->lanes = tl;
+    ls->n_blocks = n_blocks;
+    tl->n_blocks = n_blocks;
+    tl->K = K;
+    tl->hw_in = hw_in;
+    tl->hw_out = hw_out;
+    int32_t *at = (int32_t *)(tl + 1);
+    for (int a = 0; a < rows->n; a++)
+        for (int b = 0; b < cols->n; b++) {
+            mrt_taps_region *rg = &tl->region[tl->n_regions++];
+            int32_t *pos = at, *base = pos, *item_lo, *kidx, *xoff;
+            int64_t np = 0, taps[TAPS_MAX_K * TAPS_MAX_K], toff[TAPS_MAX_K * TAPS_MAX_K], nt = 0;
+            for (int64_t oh = rows->lo[a]; oh < rows->lo[a + 1]; oh++)
+                for (int64_t ow = cols->lo[b]; ow < cols->lo[b + 1]; ow++) pos[np++] = (int32_t)(oh * win->out[1] + ow);
+            base = pos + np;
+            for (int64_t q = 0; q < np; q++)
+                base[q] = (int32_t)(pos[q] / win->out[1] * win->stride[0] * win->in[1] + pos[q] % win->out[1] * win->stride[1]);
+            for (int64_t kh = 0; kh < win->kernel[0]; kh++)
+                for (int64_t kw = 0; kw < KW; kw++)
+                    if ((rows->live[a] >> kh & 1) && (cols->live[b] >> kw & 1)) {
+                        taps[nt] = kh * KW + kw;
+                        toff[nt++] = (kh * win->dilation[0] - win->pad_begin[0]) * win->in[1] + kw * win->dilation[1] -
+                                     win->pad_begin[1];
+                    }
+            item_lo = base + np;
+            kidx = item_lo + n_blocks + 1;
+            xoff = kidx + p->c * nt;
+            for (int64_t c = 0, i = 0; c < p->c; c++)
+                for (int64_t t = 0; t < nt; t++, i++) {
+                    kidx[i] = (int32_t)(c * kn + taps[t]);
+                    xoff[i] = (int32_t)(c * hw_in + toff[t]);
+                }
+            for (int64_t blk = 0, i = 0; blk <= n_blocks; blk++) { /* items below row 256 blk */
+                while (i < p->c * nt && kidx[i] < blk * MRT_SGEMM_K_BLOCK) i++;
+                item_lo[blk] = (int32_t)i;
+            }
+            *rg = (mrt_taps_region){np, pos, base, item_lo, kidx, xoff};
+            at = xoff + p->c * nt;
+        }
+    float *wt = buf + head / (int64_t)sizeof(float);
+    mrt_pack_lanes16(w, p->m, K, wt);
+    tl->wt = wt;
+    *state = buf;
+    return MRT_STATUS_OK;
+}
 
 /* k_lo for the taps (n_blocks + 1 entries): block b of the full product (rows [256 b, 256 (b + 1)) of
    c * kn + offset) holds the live rows [k_lo[b], k_lo[b + 1]) of c * n_taps + tap */
@@ -647,6 +781,11 @@ int64_t mrt_conv_live_taps_floats(const mrt_conv_params *p, mrt_dtype dt, int n_
             if (f > most) most = f;
         }
     }
+    taps_segs rows, cols;
+    if (taps_lanes_path(p, dt, &rows, &cols)) {
+        int64_t f = mrt_conv_taps_lanes_floats(p->m, w->out[0] * w->out[1], threads);
+        if (f > most) most = f;
+    }
     return most;
 }
 
@@ -656,6 +795,12 @@ static mrt_status live_taps_prepare(mrt_op_ctx *ctx, const mrt_conv_params *p, c
 {
     const mrt_window *win = &p->win;
     int64_t kn = p->kernel_numel, K = p->c * kn, n_blocks = ceil_div64(K, MRT_SGEMM_K_BLOCK);
+    taps_segs seg_rows, seg_cols;
+    if (taps_lanes_path(p, MRT_DTYPE_FLOAT, &seg_rows, &seg_cols)) { /* the regions, unless a weight is not finite */
+        bool all_finite = true;
+        for (int64_t i = 0; i < p->m * K && all_finite; i++) all_finite = isfinite(w[i]);
+        if (all_finite) return taps_lanes_prepare(ctx, p, w, &seg_rows, &seg_cols, state);
+    }
     live_bands b = live_bands_of(win, kn);
     int64_t n_taps[LIVE_MAX_BANDS], *taps = malloc((size_t)(b.count * kn) * sizeof(int64_t));
     if (!taps) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "no memory for the live taps");
@@ -694,6 +839,7 @@ static mrt_status live_taps_prepare(mrt_op_ctx *ctx, const mrt_conv_params *p, c
     if (!st) {
         live_taps_state *ls = (live_taps_state *)buf;
         ls->n_bands = b.count;
+        ls->lanes = NULL;
         ls->n_blocks = n_blocks;
         ls->ws_floats = mrt_conv_live_taps_floats(p, MRT_DTYPE_FLOAT, ctx->n_threads);
         float *packed = buf + header / (int64_t)sizeof(float);
@@ -972,6 +1118,14 @@ static mrt_status conv_live_taps(mrt_op_ctx *ctx, const mrt_conv_params *p)
     const mrt_window *win = &p->win;
     const mrt_tensor *x = mrt_input(ctx, 0), *b = mrt_input(ctx, 2);
     int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out), rest = out_numel / win->out[0];
+    if (ls->lanes) {
+        float *ws = mrt_workspace(ctx, (size_t)mrt_conv_live_taps_floats(p, MRT_DTYPE_FLOAT, ctx->n_threads) * sizeof(float));
+        if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
+        if (!mrt_conv_taps_lanes(ctx, p, ls->lanes, x->data, b ? b->data : NULL, mrt_output(ctx, 0)->data,
+                                 ctx->epilogue, ws))
+            return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "internal error: the live taps' regions need AVX-512");
+        return MRT_STATUS_OK;
+    }
     float *ws = mrt_workspace(ctx, (size_t)ls->ws_floats * sizeof(float));
     if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t n = 0; n < p->n; n++)

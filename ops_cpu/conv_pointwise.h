@@ -27,6 +27,34 @@ void mrt_conv_pointwise_lanes_pack_weights(const mrt_conv_params *p, const float
 bool mrt_conv_pointwise_lanes(const mrt_op_ctx *ctx, const mrt_conv_params *p, const float *x, const float *packed,
                               const float *b, float *y, const mrt_prologue *pro, const mrt_epilogue *ep, float *ws);
 
+/* Convs whose taps read only padding (DeepLabV3's dilation-12 3x3 on 14x14), output channels as lanes: the plane
+   cut into regions (a band of output rows by a band of columns) over which the same taps read the image, each
+   position's chain over its region's live rows of the full product only. Built by ops_cpu/conv.c's prepare. */
+enum { MRT_TAPS_MAX_REGIONS = 64 };
+
+typedef struct mrt_taps_region {
+    int64_t n_pos;
+    const int32_t *pos, *base;  /* per position: its index in the output plane, its window's input offset */
+    const int32_t *item_lo;     /* per k block of the full product (n_blocks + 1 entries): its items */
+    const int32_t *kidx, *xoff; /* per item (c, live tap) in k order: its row of the full product, input offset */
+} mrt_taps_region;
+
+typedef struct mrt_taps_lanes {
+    int n_regions;
+    int64_t n_blocks, K, hw_in, hw_out;
+    mrt_taps_region region[MRT_TAPS_MAX_REGIONS];
+    const float *wt; /* W [M, K] packed [block of 16 output channels][K][lane] (mrt_pack_lanes16) */
+} mrt_taps_lanes;
+
+/* Floats of its workspace on n_threads threads for a plane of hw_out positions and m output channels. */
+int64_t mrt_conv_taps_lanes_floats(int64_t m, int64_t hw_out, int n_threads);
+
+/* y = conv(x, W) + b through ep: every output the chain of the full product over its region's items (a dropped
+   row's term was fma(w, 0, acc) = acc), blocks of 256 summed from 0 and added in order, then + b: the GEMM's bits.
+   False, having computed nothing, without AVX-512. */
+bool mrt_conv_taps_lanes(const mrt_op_ctx *ctx, const mrt_conv_params *p, const mrt_taps_lanes *tl, const float *x,
+                         const float *b, float *y, const mrt_epilogue *ep, float *ws);
+
 #ifdef __cplusplus
 }
 #endif

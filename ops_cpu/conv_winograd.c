@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "ops_cpu/conv_workspace.h"
 #include "ops_cpu/epilogue.h"
 #include "ops_cpu/sgemm.h"
 #include "ops_cpu/simd.h"
@@ -315,8 +316,81 @@ static void wg_epilogue(void *arg, int64_t c0, int64_t c1)
     for (int64_t c = c0; c < c1; c++) mrt_epilogue_apply_rows(j->ep, j->y + c * ohw, 1, ohw, ohw, c % M, c * ohw);
 }
 
+/* A dilated Conv's phases (mrt_conv_winograd_phases): task t copies plane t (image, channel) of x into its d x d
+   phase planes, or (scatter) the phase planes of y's plane t back */
+typedef struct wg_phase_job {
+    const float *src;
+    float *dst;
+    int64_t d, h, w, c; /* dilation, the full plane, channels per image */
+    bool scatter;
+} wg_phase_job;
+
+static void wg_phase_planes(void *arg, int64_t t0, int64_t t1)
+{
+    const wg_phase_job *j = arg;
+    int64_t d = j->d, ph = j->h / d, pw = j->w / d;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t n = t / j->c, ch = t % j->c;
+        float *full = (float *)(j->scatter ? j->dst : j->src) + t * j->h * j->w;
+        for (int64_t a = 0; a < d; a++)
+            for (int64_t b = 0; b < d; b++) {
+                float *phase = (float *)(j->scatter ? j->src : j->dst) + ((n * d * d + a * d + b) * j->c + ch) * ph * pw;
+                for (int64_t r = 0; r < ph; r++)
+                    for (int64_t q = 0; q < pw; q++) {
+                        float *f = full + (r * d + a) * j->w + q * d + b, *e = phase + r * pw + q;
+                        if (j->scatter) *f = *e;
+                        else *e = *f;
+                    }
+            }
+    }
+}
+
+static void wg_conv(const mrt_op_ctx *ctx, const mrt_conv_params *p, const float *x, const float *w,
+                    const float *packed, const float *bias, float *y, float *ws);
+
+/* The epilogue over whole channel planes of y (the phases' Conv ran without it: a residual is indexed by y's
+   layout) */
+typedef struct wg_ep_job {
+    const mrt_epilogue *ep;
+    float *y;
+    int64_t m, hw;
+} wg_ep_job;
+
+static void wg_phase_epilogue(void *arg, int64_t c0, int64_t c1)
+{
+    const wg_ep_job *j = arg;
+    for (int64_t c = c0; c < c1; c++) mrt_epilogue_apply_rows(j->ep, j->y + c * j->hw, 1, j->hw, j->hw, c % j->m, c * j->hw);
+}
+
 void mrt_conv_winograd(const mrt_op_ctx *ctx, const mrt_conv_params *p, const float *x, const float *w,
                        const float *packed, const float *bias, float *y, float *ws)
+{
+    mrt_conv_params q;
+    if (!mrt_conv_winograd_phases(p, &q)) {
+        wg_conv(ctx, p, x, w, packed, bias, y, ws);
+        return;
+    }
+    /* the workspace: the phases' Conv's, then their input and output planes (mrt_conv_winograd_floats) */
+    int64_t d = p->win.dilation[0], H = p->win.in[0], W = p->win.in[1], hw = H * W;
+    int threads = ctx->n_threads > 1 ? ctx->n_threads : 1;
+    int64_t inner = (int64_t)threads * mrt_winograd_slot_floats(q.m, q.c);
+    if (!packed) inner += mrt_winograd_packed_floats(q.m, q.c) + q.m * q.c;
+    float *xs = ws + (inner + 15) / 16 * 16, *ys = xs + p->n * p->c * hw;
+    wg_phase_job split = {x, xs, d, H, W, p->c, false};
+    mrt_parallel_for(ctx, p->n * p->c, 1, wg_phase_planes, &split);
+    mrt_op_ctx plain = *ctx;
+    plain.epilogue = NULL;
+    wg_conv(&plain, &q, xs, w, packed, bias, ys, ws);
+    wg_phase_job back = {ys, y, d, H, W, p->m, true};
+    mrt_parallel_for(ctx, p->n * p->m, 1, wg_phase_planes, &back);
+    if (ctx->epilogue && ctx->epilogue->n_ops > 0) {
+        wg_ep_job ej = {ctx->epilogue, y, p->m, hw};
+        mrt_parallel_for(ctx, p->n * p->m, 1, wg_phase_epilogue, &ej);
+    }
+}
+
+static void wg_conv(const mrt_op_ctx *ctx, const mrt_conv_params *p, const float *x, const float *w,
+                    const float *packed, const float *bias, float *y, float *ws)
 {
     int64_t C = p->c, M = p->m, OH = p->win.out[0], OW = p->win.out[1];
     int64_t th = (OH + 1) / 2, tw = (OW + 1) / 2;

@@ -37,9 +37,15 @@ int64_t mrt_conv_live_taps_floats(const mrt_conv_params *p, mrt_dtype dt, int n_
 
 /* Floats of the workspace a float32 2-D Conv takes by Winograd's F(2x2, 3x3) (ops_cpu/conv_winograd.h), w_packed
    when W's transform was made by the kernel's prepare; 0 when that path does not apply: it takes 3x3 kernels with
-   stride 1 and dilation 1, one group, MRT_WINOGRAD_MIN_C to MRT_WINOGRAD_MAX_C input channels, at least
+   stride 1 and dilation 1 (or a dilation's phases, mrt_conv_winograd_phases, judged as their batch), one group, MRT_WINOGRAD_MIN_C to MRT_WINOGRAD_MAX_C input channels, at least
    MRT_WINOGRAD_MIN_C output channels, and images of at least 6x6 outputs (or as many, in vectors of 16). */
 int64_t mrt_conv_winograd_floats(const mrt_conv_params *p, mrt_dtype dt, bool w_packed, int n_threads);
+
+/* A dilated 3x3 Conv (dilation d in both axes, stride 1, padding d, planes a multiple of 2 d) as d x d undilated ones:
+   output phase (a, b) (rows a mod d, columns b mod d) reads only input phase (a, b), a 3x3 Conv with padding 1 on
+   the phase's plane. q: the batch of n d d phase images (image i's phase a d + b is image i d d + a d + b). False
+   when p is not such a Conv. */
+bool mrt_conv_winograd_phases(const mrt_conv_params *p, mrt_conv_params *q);
 
 /* Bytes of the kernel workspace of Conv (transpose false) or ConvTranspose in dtype dt: the im2col/col2im
    buffer, plus float copies of X, W, B and Y for float16/bfloat16. The kernel's workspace hook requests it,

@@ -271,6 +271,12 @@ Test(linear, conv_taps_reading_only_padding_keep_the_bits)
         {12, 50, {3, 3}, {5, 5}, {1, 1}, {2, 2}, {4, 4, 4, 4}},
         {40, 24, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12, 12, 12}},
         {30, 16, {9, 7}, {3, 3}, {1, 1}, {6, 3}, {6, 3, 6, 3}},
+        /* the regions (rows by columns with the same live taps, conv_pointwise.c's mrt_conv_taps_lanes): k blocks
+           ending inside a channel's taps, a partial vector of output channels, strides, wider kernels */
+        {300, 40, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12, 12, 12}},
+        {50, 20, {9, 12}, {3, 5}, {1, 1}, {8, 5}, {8, 10, 8, 10}},
+        {64, 33, {27, 25}, {3, 3}, {2, 2}, {14, 14}, {14, 14, 14, 14}},
+        {70, 48, {10, 10}, {5, 5}, {1, 1}, {6, 6}, {12, 12, 12, 12}},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int v = 0; v < 2; v++) {
@@ -419,6 +425,39 @@ Test(linear, conv_infinite_weight_on_a_dead_tap_gives_nan)
         for (int64_t i = 0; i < H * H; i++)
             cr_assert_eq(isnan(yv[m * H * H + i]), m == 1, "output channel %lld, position %lld: %g", (long long)m,
                          (long long)i, (double)yv[m * H * H + i]);
+    mrt_tensor_release(&y);
+    mrt_tensor_release(&x);
+    mrt_tensor_release(&w);
+    th_free(c);
+}
+
+/* The same with 16 output channels on 14x14, dilation 12 (the regions' path's geometry: prepare then keeps the
+   bands' path, every tap): channel 1's outputs are NaN where tap (0, 0) reads padding and +-inf in the 2x2 corner
+   where it reads the image, as the full product's chain gives; the other channels stay finite. */
+Test(linear, conv_infinite_weight_on_a_dead_tap_of_a_region_gives_nan)
+{
+    enum { C = 12, M = 16, H = 14, D = 12, KN = 9 };
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_dead_tap_inf_regions"));
+    mrt_tensor x = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){1, C, H, H}, 0.5, 1);
+    mrt_tensor w = th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){M, C, 3, 3}, -1, 1);
+    ((float *)w.data)[(1 * C + 2) * KN + 0] = INFINITY; /* output channel 1, input channel 2, tap (0, 0) */
+    th_case *c = th_begin("Conv", "", 22);
+    th_input(c, &x);
+    th_input_const(c, &w);
+    th_attr_ints(c, "dilations", 2, (int64_t[]){D, D});
+    th_attr_ints(c, "pads", 4, (int64_t[]){D, D, D, D});
+    mrt_tensor y;
+    cr_assert_eq(th_run(c, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+    const float *yv = y.data;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t i = 0; i < H * H; i++) {
+            float v = yv[m * H * H + i];
+            bool reads = i / H >= D && i % H >= D; /* tap (0, 0) reads input row oh - 12, column ow - 12 */
+            if (m != 1) cr_assert(isfinite(v), "output channel %lld, position %lld: %g", (long long)m, (long long)i, (double)v);
+            else if (reads) cr_assert(isinf(v), "position %lld: %g, expected +-inf", (long long)i, (double)v);
+            else cr_assert(isnan(v), "position %lld: %g, expected NaN", (long long)i, (double)v);
+        }
     mrt_tensor_release(&y);
     mrt_tensor_release(&x);
     mrt_tensor_release(&w);
@@ -611,10 +650,114 @@ static void run_winograd(th_rng *r, const wino_case *wc, const char *label)
     mrt_tensor_release(&x), mrt_tensor_release(&w), mrt_tensor_release(&b);
 }
 
+/* A dilated 3x3 (dilation d, padding d, planes a multiple of 2 d) by Winograd on its d x d phases
+   (mrt_conv_winograd_phases): output phase (a, b) is the undilated Conv of input phase (a, b), so every run must give
+   winograd_chain_ref's bits on the phase-split input, scattered back; within float tolerance of the float64
+   reference; with no_winograd, the GEMM's chains. Prepared and run-time weights, 1-3 threads. */
+static void run_winograd_dilated(th_rng *r, int64_t n, int64_t c, int64_t m, int64_t h, int64_t w, int64_t d,
+                                 const char *label)
+{
+    int64_t xs[4] = {n, c, h, w}, ws[4] = {m, c, 3, 3}, ys[4] = {n, m, h, w}, pads[4] = {d, d, d, d};
+    int64_t ph = h / d, pw = w / d, yn = n * m * h * w;
+    mrt_conv_params p = {.n = n, .c = c, .m = m, .group = 1, .kernel_numel = 9,
+                         .win = {.nsp = 2, .in = {h, w}, .out = {h, w}, .kernel = {3, 3}, .stride = {1, 1},
+                                 .dilation = {d, d}, .pad_begin = {d, d}, .pad_end = {d, d}}};
+    cr_assert_gt(mrt_conv_winograd_floats(&p, MRT_DTYPE_FLOAT, true, 1), 0, "%s: not a Winograd Conv", label);
+    mrt_tensor x = th_rand(r, MRT_DTYPE_FLOAT, 4, xs, -1, 1), wt = th_rand(r, MRT_DTYPE_FLOAT, 4, ws, -1, 1);
+    mrt_tensor b = th_rand(r, MRT_DTYPE_FLOAT, 1, &m, -1, 1);
+    float *xp = malloc((size_t)(n * c * h * w) * sizeof(float)), *yp = malloc((size_t)yn * sizeof(float));
+    float *expect = malloc((size_t)yn * sizeof(float)), *gemm = malloc((size_t)yn * sizeof(float));
+    cr_assert(xp && yp && expect && gemm);
+    /* phase image (i, a, b) holds x[i, :, a + d r, b + d q] */
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t a = 0; a < d; a++)
+            for (int64_t bb = 0; bb < d; bb++)
+                for (int64_t ch = 0; ch < c; ch++)
+                    for (int64_t rr = 0; rr < ph; rr++)
+                        for (int64_t q = 0; q < pw; q++)
+                            xp[((((i * d + a) * d + bb) * c + ch) * ph + rr) * pw + q] =
+                                ((const float *)x.data)[((i * c + ch) * h + a + d * rr) * w + bb + d * q];
+    winograd_chain_ref(n * d * d, c, m, ph, pw, 1, 1, ph, pw, xp, wt.data, b.data, yp);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t a = 0; a < d; a++)
+            for (int64_t bb = 0; bb < d; bb++)
+                for (int64_t o = 0; o < m; o++)
+                    for (int64_t rr = 0; rr < ph; rr++)
+                        for (int64_t q = 0; q < pw; q++)
+                            expect[((i * m + o) * h + a + d * rr) * w + bb + d * q] =
+                                yp[((((i * d + a) * d + bb) * m + o) * ph + rr) * pw + q];
+    lr_geom g = {.nsp = 2, .in = {h, w}, .kernel = {3, 3}, .stride = {1, 1}, .dilation = {d, d}, .auto_pad = "NOTSET"};
+    memcpy(g.pads, pads, sizeof pads);
+    cr_assert(lr_geom_resolve(&g));
+    double *xd = th_to_f64(&x), *wd = th_to_f64(&wt), *bd = th_to_f64(&b), *ed = th_alloc_f64(yn);
+    lr_conv(&g, n, c, m, 1, xd, wd, bd, ed);
+    conv_case cc = {2, n, c, m, 1, {h, w}, {3, 3}, {1, 1}, {d, d}, {d, d, d, d}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22};
+    conv_chain_ref(&cc, &g, x.data, wt.data, b.data, gemm);
+    for (int prepared = 0; prepared < 2; prepared++)
+        for (int threads = 1; threads <= 3; threads++)
+            for (int off = 0; off < 2; off++) {
+                if (off && threads > 1) continue;
+                th_case *tc = th_begin("Conv", "", 22);
+                th_input(tc, &x);
+                if (prepared) th_input_const(tc, &wt);
+                else th_input(tc, &wt);
+                th_input_const(tc, &b);
+                th_attr_ints(tc, "pads", 4, pads);
+                th_attr_ints(tc, "dilations", 2, (int64_t[]){d, d});
+                mrt_session_options opt = mrt_session_options_default();
+                opt.n_threads = threads;
+                opt.no_winograd = off;
+                mrt_tensor y;
+                cr_assert_eq(th_run_opt(tc, &opt, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+                char what[200];
+                snprintf(what, sizeof what, "%s, %s weights, %d threads%s", label, prepared ? "prepared" : "run-time",
+                         threads, off ? ", no_winograd" : "");
+                th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 4, ys, what);
+                const float *want = off ? gemm : expect;
+                for (int64_t i = 0; i < yn; i++) {
+                    float got = ((float *)y.data)[i];
+                    cr_assert(memcmp(&got, &want[i], sizeof got) == 0, "%s: element %lld is %a, the %s gives %a", what,
+                              (long long)i, (double)got, off ? "GEMM's chain" : "phases' sequence", (double)want[i]);
+                }
+                mrt_tensor_release(&y);
+                th_free(tc);
+            }
+    free(xp), free(yp), free(expect), free(gemm), free(xd), free(wd), free(bd), free(ed);
+    mrt_tensor_release(&x), mrt_tensor_release(&wt), mrt_tensor_release(&b);
+}
+
+/* FCN-ResNet50's layer3 (dilation 2 on 28x28) and around it: two images, k blocks ending mid-way (300 channels),
+   dilation 3, non-square planes; odd phase planes (dilation 4 on 28x28: 7x7) stay on the GEMM */
+Test(linear, conv_3x3_dilated_winograd_phases)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_winograd_dilated"));
+    run_winograd_dilated(&r, 2, 40, 24, 16, 16, 2, "40 -> 24 at 16x16, dilation 2, 2 images");
+    run_winograd_dilated(&r, 1, 300, 33, 24, 16, 2, "300 -> 33 at 24x16, dilation 2");
+    run_winograd_dilated(&r, 1, 20, 40, 24, 36, 3, "20 -> 40 at 24x36, dilation 3");
+    mrt_conv_params p = {.n = 1, .c = 512, .m = 512, .group = 1, .kernel_numel = 9,
+                         .win = {.nsp = 2, .in = {28, 28}, .out = {28, 28}, .kernel = {3, 3}, .stride = {1, 1},
+                                 .dilation = {4, 4}, .pad_begin = {4, 4}, .pad_end = {4, 4}}};
+    cr_assert_eq(mrt_conv_winograd_floats(&p, MRT_DTYPE_FLOAT, true, 2), 0, "dilation 4 at 28x28 took Winograd");
+    p.win.dilation[0] = p.win.dilation[1] = 2;
+    p.win.pad_begin[0] = p.win.pad_begin[1] = p.win.pad_end[0] = p.win.pad_end[1] = 2;
+    cr_assert_gt(mrt_conv_winograd_floats(&p, MRT_DTYPE_FLOAT, true, 2), 0, "dilation 2 at 28x28 did not take Winograd");
+}
+
+/* The phases with a fused BatchNormalization -> Add -> Relu: the epilogue runs over the output after the phases
+   are put back (its residual is indexed by Y's layout), the unfused nodes' bits on 1 and 2 threads */
+Test(linear, conv_3x3_dilated_winograd_with_a_fused_epilogue_keeps_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_winograd_dilated_fused"));
+    fused_block_keeps_the_bits(&r, 40, 24, 2, 3, 16);
+}
+
 /* Geometries around the kernel's cuts: tile rows of 1 to 21 tiles (pieces of 16 and a tail), odd output sizes
    (a tile's second row or column dropped), asymmetric and zero padding, sub-blocks that start mid-row and images
    with enough of them to be the tasks (40 x 40: 400 tiles), channel counts around the 8-row panels, the 64-channel
-   passes and the 256-deep k blocks, and a batch of 2. Over 32 output channels on planes of up to 256 positions
+   passes and the 256-deep k blocks (1000 input channels: past 512, a thread's transformed input out of L2), and a
+   batch of 2. Over 32 output channels on planes of up to 256 positions
    (fewer go to ops_cpu/conv_grouped.c's lanes, gc_geometry). */
 Test(linear, conv_3x3_winograd)
 {
@@ -625,7 +768,7 @@ Test(linear, conv_3x3_winograd)
         {1, 16, 70, 14, 14, {1, 1, 1, 1}, true},  {1, 24, 80, 8, 9, {0, 0, 0, 0}, true},
         {1, 32, 33, 13, 42, {2, 0, 1, 2}, true},  {1, 20, 16, 40, 40, {1, 1, 1, 1}, false},
         {2, 300, 72, 7, 7, {1, 1, 1, 1}, true},   {1, 512, 80, 7, 8, {1, 1, 1, 1}, false},
-        {1, 16, 130, 9, 35, {0, 1, 0, 1}, true},
+        {1, 16, 130, 9, 35, {0, 1, 0, 1}, true},  {1, 1000, 40, 10, 12, {1, 1, 1, 1}, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const wino_case *wc = &cases[i];
@@ -665,6 +808,8 @@ Test(linear, conv_3x3_small_images_with_large_weights_take_the_gemm)
         {256, 256, 7, true},  /* 16 M C = 2^20 exactly: kept */
         {512, 512, 14, true}, /* 49 tiles */
         {512, 512, 9, true},  /* 25 tiles */
+        {2048, 512, 28, true},  /* FCN-ResNet50's head */
+        {2049, 512, 28, false}, /* past MRT_WINOGRAD_MAX_C */
     };
     for (size_t i = 0; i < sizeof rule / sizeof *rule; i++) {
         mrt_conv_params p = {.n = 1, .c = rule[i].c, .m = rule[i].m, .group = 1, .kernel_numel = 9,
