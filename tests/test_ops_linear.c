@@ -588,6 +588,45 @@ typedef struct wino_case {
     bool bias;
 } wino_case;
 
+/* The Conv of x and w (+ b, NULL: none) with these pads and dilation (1: no attribute), prepared and run-time
+   weights, 1-3 threads: within float tolerance of the float64 ed, and every run exactly expect's bits (the sequence
+   `seq` names); with the session's no_winograd, exactly the GEMM's chains (gemm) */
+static void winograd_runs(const char *label, mrt_tensor *x, mrt_tensor *w, mrt_tensor *b, const int64_t pads[4],
+                          int64_t d, const double *ed, const int64_t ys[4], const float *expect, const float *gemm,
+                          const char *seq)
+{
+    int64_t yn = th_numel(4, ys);
+    for (int prepared = 0; prepared < 2; prepared++)
+        for (int threads = 1; threads <= 3; threads++)
+            for (int off = 0; off < 2; off++) {
+                if (off && threads > 1) continue; /* the GEMM's threads are test_sgemm's */
+                th_case *c = th_begin("Conv", "", 22);
+                th_input(c, x);
+                if (prepared) th_input_const(c, w);
+                else th_input(c, w);
+                if (b) th_input_const(c, b);
+                th_attr_ints(c, "pads", 4, pads);
+                if (d != 1) th_attr_ints(c, "dilations", 2, (int64_t[]){d, d});
+                mrt_session_options opt = mrt_session_options_default();
+                opt.n_threads = threads;
+                opt.no_winograd = off;
+                mrt_tensor y;
+                cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+                char what[200];
+                snprintf(what, sizeof what, "%s, %s weights, %d threads%s", label, prepared ? "prepared" : "run-time",
+                         threads, off ? ", no_winograd" : "");
+                th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 4, ys, what);
+                const float *want = off ? gemm : expect;
+                for (int64_t i = 0; i < yn; i++) {
+                    float got = ((float *)y.data)[i];
+                    cr_assert(memcmp(&got, &want[i], sizeof got) == 0, "%s: element %lld is %a, the %s gives %a", what,
+                              (long long)i, (double)got, off ? "GEMM's chain" : seq, (double)want[i]);
+                }
+                mrt_tensor_release(&y);
+                th_free(c);
+            }
+}
+
 /* One case with prepared and run-time transformed weights on 1, 2 and 3 threads: within float tolerance of the
    float64 reference, and every run exactly winograd_chain_ref's bits; with the session's no_winograd, exactly the
    GEMM's chains (conv_chain_ref) */
@@ -618,34 +657,7 @@ static void run_winograd(th_rng *r, const wino_case *wc, const char *label)
     float *gemm = malloc((size_t)yn * sizeof(float));
     cr_assert(gemm);
     conv_chain_ref(&cc, &g, x.data, w.data, wc->bias ? b.data : NULL, gemm);
-    for (int prepared = 0; prepared < 2; prepared++)
-        for (int threads = 1; threads <= 3; threads++)
-            for (int off = 0; off < 2; off++) {
-                if (off && threads > 1) continue; /* the GEMM's threads are test_sgemm's */
-                th_case *c = th_begin("Conv", "", 22);
-                th_input(c, &x);
-                if (prepared) th_input_const(c, &w);
-                else th_input(c, &w);
-                if (wc->bias) th_input_const(c, &b);
-                th_attr_ints(c, "pads", 4, wc->pads);
-                mrt_session_options opt = mrt_session_options_default();
-                opt.n_threads = threads;
-                opt.no_winograd = off;
-                mrt_tensor y;
-                cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
-                char what[200];
-                snprintf(what, sizeof what, "%s, %s weights, %d threads%s", label, prepared ? "prepared" : "run-time",
-                         threads, off ? ", no_winograd" : "");
-                th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 4, ys, what);
-                const float *want = off ? gemm : expect;
-                for (int64_t i = 0; i < yn; i++) {
-                    float got = ((float *)y.data)[i];
-                    cr_assert(memcmp(&got, &want[i], sizeof got) == 0, "%s: element %lld is %a, the %s gives %a", what,
-                              (long long)i, (double)got, off ? "GEMM's chain" : "sequence", (double)want[i]);
-                }
-                mrt_tensor_release(&y);
-                th_free(c);
-            }
+    winograd_runs(label, &x, &w, wc->bias ? &b : NULL, wc->pads, 1, ed, ys, expect, gemm, "sequence");
     free(expect), free(gemm), free(xd), free(wd), free(bd), free(ed);
     mrt_tensor_release(&x), mrt_tensor_release(&w), mrt_tensor_release(&b);
 }
@@ -693,35 +705,7 @@ static void run_winograd_dilated(th_rng *r, int64_t n, int64_t c, int64_t m, int
     lr_conv(&g, n, c, m, 1, xd, wd, bd, ed);
     conv_case cc = {2, n, c, m, 1, {h, w}, {3, 3}, {1, 1}, {d, d}, {d, d, d, d}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22};
     conv_chain_ref(&cc, &g, x.data, wt.data, b.data, gemm);
-    for (int prepared = 0; prepared < 2; prepared++)
-        for (int threads = 1; threads <= 3; threads++)
-            for (int off = 0; off < 2; off++) {
-                if (off && threads > 1) continue;
-                th_case *tc = th_begin("Conv", "", 22);
-                th_input(tc, &x);
-                if (prepared) th_input_const(tc, &wt);
-                else th_input(tc, &wt);
-                th_input_const(tc, &b);
-                th_attr_ints(tc, "pads", 4, pads);
-                th_attr_ints(tc, "dilations", 2, (int64_t[]){d, d});
-                mrt_session_options opt = mrt_session_options_default();
-                opt.n_threads = threads;
-                opt.no_winograd = off;
-                mrt_tensor y;
-                cr_assert_eq(th_run_opt(tc, &opt, 1, &y), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
-                char what[200];
-                snprintf(what, sizeof what, "%s, %s weights, %d threads%s", label, prepared ? "prepared" : "run-time",
-                         threads, off ? ", no_winograd" : "");
-                th_assert_close(&y, MRT_DTYPE_FLOAT, ed, 4, ys, what);
-                const float *want = off ? gemm : expect;
-                for (int64_t i = 0; i < yn; i++) {
-                    float got = ((float *)y.data)[i];
-                    cr_assert(memcmp(&got, &want[i], sizeof got) == 0, "%s: element %lld is %a, the %s gives %a", what,
-                              (long long)i, (double)got, off ? "GEMM's chain" : "phases' sequence", (double)want[i]);
-                }
-                mrt_tensor_release(&y);
-                th_free(tc);
-            }
+    winograd_runs(label, &x, &wt, &b, pads, d, ed, ys, expect, gemm, "phases' sequence");
     free(xp), free(yp), free(expect), free(gemm), free(xd), free(wd), free(bd), free(ed);
     mrt_tensor_release(&x), mrt_tensor_release(&wt), mrt_tensor_release(&b);
 }
