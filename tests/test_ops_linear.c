@@ -985,6 +985,20 @@ Test(linear, conv_pointwise_and_halves)
     run_conv(&r, &se, "squeeze-excite 1x1 on 1x1, double");
 }
 
+/* run_conv on each case, on 1 to max_threads threads, labelled by its plane, channels and kernel */
+static void run_conv_cases(th_rng *r, const conv_case *cases, size_t n, int max_threads)
+{
+    for (int threads = 1; threads <= max_threads; threads++)
+        for (size_t i = 0; i < n; i++) {
+            conv_case cc = cases[i];
+            cc.threads = threads;
+            char label[96];
+            snprintf(label, sizeof label, "%lldx%lld, c %lld m %lld, kernel %lld, %d threads", (long long)cc.in[0],
+                     (long long)cc.in[1], (long long)cc.c, (long long)cc.m, (long long)cc.k[0], threads);
+            run_conv(r, &cc, label);
+        }
+}
+
 /* Images large enough for the paths' long loops, on 1 and 2 threads, against the GEMM's chains bit for bit: a 1x1
    with a short k on the packed GEMM (strips of many panels), 1x1s read in place (strips of up to 1536 columns
    for k = 32, a partial last strip and a tail; an expansion, two images), and stems on the rows path (blocks of
@@ -1005,15 +1019,7 @@ Test(linear, conv_large_images)
         {2, 1, 3, 20, 1, {74, 128}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
         {2, 1, 3, 13, 1, {75, 112}, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
     };
-    for (int threads = 1; threads <= 2; threads++)
-        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-            conv_case cc = cases[i];
-            cc.threads = threads;
-            char label[96];
-            snprintf(label, sizeof label, "%lldx%lld, c %lld m %lld, kernel %lld, %d threads", (long long)cc.in[0],
-                     (long long)cc.in[1], (long long)cc.c, (long long)cc.m, (long long)cc.k[0], threads);
-            run_conv(&r, &cc, label);
-        }
+    run_conv_cases(&r, cases, sizeof cases / sizeof *cases, 2);
 }
 
 /* The stems' rows path fills, per block of 16 output rows, the input rows the block reads into the thread's own
@@ -1030,15 +1036,7 @@ Test(linear, conv_stem_row_blocks)
          0},
         {2, 1, 1, 8, 1, {40, 20}, {7, 7}, {2, 1}, {1, 2}, {3, 6, 3, 6}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
     };
-    for (int threads = 1; threads <= 3; threads++)
-        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-            conv_case cc = cases[i];
-            cc.threads = threads;
-            char label[96];
-            snprintf(label, sizeof label, "%lldx%lld, c %lld m %lld, kernel %lld, %d threads", (long long)cc.in[0],
-                     (long long)cc.in[1], (long long)cc.c, (long long)cc.m, (long long)cc.k[0], threads);
-            run_conv(&r, &cc, label);
-        }
+    run_conv_cases(&r, cases, sizeof cases / sizeof *cases, 3);
 }
 
 Test(linear, conv_empty_batch)
