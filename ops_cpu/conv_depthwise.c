@@ -414,10 +414,20 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
         m_lo[v] = mrt_mask16_inside(c0 + 16 * S * v, W);                                                           \
         m_hi[v] = mrt_mask16_inside(c0 + 16 * S * v + 16, W);                                                      \
     }                                                                                                              \
-    __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1));
+    __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1));                                                \
+    /* whether the taps of the last vector's stored lanes reach vector NV. Rows of 14, 28 or 56 outputs mostly do \
+       not: then vector NV is zeros, not one or two loads (and two permutes) per input row; the lanes it would    \
+       have fed are not stored (one thread: 5x5/2 240@28 0.038 -> 0.033 ms, 5x5/2 72@56 0.030 -> 0.027, 3x3/2    \
+       192@28 0.020 -> 0.016, 3x3 576@14 0.032 -> 0.029, 7x7 96@56 0.150 -> 0.146). Not in the stride-2 kernels  \
+       of four vectors, which lost with it (3x3/2 96@112 0.102 -> 0.105). */                                       \
+    bool need_next = j->OW - ow0 - 16 * (NV - 1) + (S == 2 ? (K - 1) / 2 : K - 1) > 16;
 #define DW_SHIFT_ROW(S)                                                                                            \
     __m512 E[NL], O[NL]; /* stride 1: E = the columns, O unused */                                                 \
     _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                                         \
+        if (v == NL - 1 && (S == 1 || NL <= 4) && !need_next) {                                                    \
+            E[v] = O[v] = _mm512_setzero_ps();                                                                     \
+            continue;                                                                                              \
+        }                                                                                                          \
         __m512 lo = _mm512_maskz_loadu_ps(m_lo[v], rp + 16 * S * v);                                               \
         if (S == 1) {                                                                                              \
             E[v] = lo;                                                                                             \
