@@ -216,6 +216,18 @@ static void dw_plane_checked(const dw_job *j, int64_t plane)
 #define DW_UNROLL_ALL _Pragma("GCC unroll 16")
 #endif
 
+/* p's value unknown to the compiler from here on, so the loads through it stay in the loop. The row kernels read
+   their weights through it once per input row: GCC 12 otherwise loaded the 25 or 49 weights once, kept them as
+   scalars (some on the stack) and broadcast them for every fma, a shuffle each on top of the stride-2 permutes and
+   valignd; now each fma broadcasts from memory. Stride 2 and 7x7 only (one thread, minirt_kernels): 3x3/2 96@112
+   0.106 -> 0.102 ms, 5x5/2 144@56 0.064 -> 0.061, 5x5/2 240@28 0.040 -> 0.039, 7x7 96@56 0.166 -> 0.152; at
+   stride 1 the 3x3 and 5x5 kernels lost (5x5 240@28 0.082 -> 0.086, 3x3 576@14 0.033 -> 0.034). */
+#if defined(__GNUC__)
+#define DW_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define DW_OPAQUE(p) ((void)0)
+#endif
+
 enum {
     DW_DIRECT_MAXKW = 16,  /* kernel widths whose load masks the direct kernel keeps */
     DW_DIRECT_MAXW = 4096, /* input widths it takes: a padding row reads dw_zero_row */
@@ -361,6 +373,8 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
                 int64_t ih = oh * SH - j->ph + p;                                                                  \
                 /* a padding row (or a row past the end) reads zeros: w * 0, as the reference */                   \
                 const float *rp = (ih >= 0 && ih < j->H ? xp + ih * W : dw_zero_row) + (S * ow0 - j->pw);          \
+                const float *wq = wp; /* see DW_OPAQUE */                                                          \
+                if (S == 2 || K == 7) DW_OPAQUE(wq);                                                               \
                 DW_##KIND##_ROW(S)                                                                                 \
                 DW_UNROLL_ALL for (int kw = 0; kw < K; kw++) {                                                     \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                         \
@@ -369,7 +383,7 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
                         DW_UNROLL_ALL for (int r = 0; r < R; r++) {                                                \
                             int kh = p - SH * r;                                                                   \
                             if (kh >= 0 && kh < K)                                                                 \
-                                acc[r][v] = _mm512_fmadd_ps(_mm512_set1_ps(wp[kh * K + kw]), xv, acc[r][v]);       \
+                                acc[r][v] = _mm512_fmadd_ps(_mm512_set1_ps(wq[kh * K + kw]), xv, acc[r][v]);       \
                         }                                                                                          \
                     }                                                                                              \
                 }                                                                                                  \
@@ -400,10 +414,20 @@ static const dw_direct_fn dw_direct_fns[4][2][4] = {
         m_lo[v] = mrt_mask16_inside(c0 + 16 * S * v, W);                                                           \
         m_hi[v] = mrt_mask16_inside(c0 + 16 * S * v + 16, W);                                                      \
     }                                                                                                              \
-    __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1));
+    __mmask16 last = mrt_mask16_first(j->OW - ow0 - 16 * (NV - 1));                                                \
+    /* whether the taps of the last vector's stored lanes reach vector NV. Rows of 14, 28 or 56 outputs mostly do \
+       not: then vector NV is zeros, not one or two loads (and two permutes) per input row; the lanes it would    \
+       have fed are not stored (one thread: 5x5/2 240@28 0.038 -> 0.033 ms, 5x5/2 72@56 0.030 -> 0.027, 3x3/2    \
+       192@28 0.020 -> 0.016, 3x3 576@14 0.032 -> 0.029, 7x7 96@56 0.150 -> 0.146). Not in the stride-2 kernels  \
+       of four vectors, which lost with it (3x3/2 96@112 0.102 -> 0.105). */                                       \
+    bool need_next = j->OW - ow0 - 16 * (NV - 1) + (S == 2 ? (K - 1) / 2 : K - 1) > 16;
 #define DW_SHIFT_ROW(S)                                                                                            \
     __m512 E[NL], O[NL]; /* stride 1: E = the columns, O unused */                                                 \
     _Pragma("GCC unroll 8") for (int v = 0; v < NL; v++) {                                                         \
+        if (v == NL - 1 && (S == 1 || NL <= 4) && !need_next) {                                                    \
+            E[v] = O[v] = _mm512_setzero_ps();                                                                     \
+            continue;                                                                                              \
+        }                                                                                                          \
         __m512 lo = _mm512_maskz_loadu_ps(m_lo[v], rp + 16 * S * v);                                               \
         if (S == 1) {                                                                                              \
             E[v] = lo;                                                                                             \
