@@ -707,6 +707,7 @@ static mrt_status taps_lanes_prepare(mrt_op_ctx *ctx, const mrt_conv_params *p, 
     memset(tl, 0, sizeof *tl);
     ls->lanes = tl;
     ls->n_blocks = n_blocks;
+    ls->ws_floats = mrt_conv_live_taps_floats(p, MRT_DTYPE_FLOAT, ctx->n_threads);
     tl->n_blocks = n_blocks;
     tl->K = K;
     tl->hw_in = hw_in;
@@ -1118,16 +1119,14 @@ static mrt_status conv_live_taps(mrt_op_ctx *ctx, const mrt_conv_params *p)
     const mrt_window *win = &p->win;
     const mrt_tensor *x = mrt_input(ctx, 0), *b = mrt_input(ctx, 2);
     int64_t in_numel = prod(win->nsp, win->in), out_numel = prod(win->nsp, win->out), rest = out_numel / win->out[0];
+    float *ws = mrt_workspace(ctx, (size_t)ls->ws_floats * sizeof(float));
+    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     if (ls->lanes) {
-        float *ws = mrt_workspace(ctx, (size_t)mrt_conv_live_taps_floats(p, MRT_DTYPE_FLOAT, ctx->n_threads) * sizeof(float));
-        if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
         if (!mrt_conv_taps_lanes(ctx, p, ls->lanes, x->data, b ? b->data : NULL, mrt_output(ctx, 0)->data,
                                  ctx->epilogue, ws))
             return mrt_op_fail(ctx, MRT_STATUS_NOT_IMPLEMENTED, "internal error: the live taps' regions need AVX-512");
         return MRT_STATUS_OK;
     }
-    float *ws = mrt_workspace(ctx, (size_t)ls->ws_floats * sizeof(float));
-    if (!ws) return MRT_STATUS_OUT_OF_MEMORY;
     for (int64_t n = 0; n < p->n; n++)
         for (int i = 0; i < ls->n_bands; i++) {
             const live_band *lb = &ls->band[i];
