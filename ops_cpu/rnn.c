@@ -103,15 +103,19 @@ static int64_t rnn_step_ws_floats(const mrt_rnn_desc *d)
 }
 
 static int64_t rnn_step_slots(const mrt_rnn_desc *d, int n_threads);
+static int rnn_unit_parts(const mrt_rnn_desc *d, int n_threads);
 
 /* The packed float32 path's parts (see rnn_workspace_parts). */
 static bool packed_parts(const mrt_op_ctx *ctx, const mrt_rnn_desc *d, int64_t counts[RNN_WS_PARTS])
 {
-    int64_t nd = d->num_dir, gh = d->gates * d->hidden, sb, bh;
+    /* split over units (rnn_unit_parts): H·R twice (the parts' own products, then in gate order) and H twice (the
+       state before and after a step) */
+    int64_t nd = d->num_dir, gh = d->gates * d->hidden, sb, bh, twice = rnn_unit_parts(d, ctx->n_threads) > 1 ? 2 : 1;
     if (!mul3(d->seq, d->batch, 1, &sb) || !mul3(nd * d->batch, d->hidden, 4, &bh)) return false;
     counts[0] = d->batch * 8;
-    if (!mul3(sb, nd * gh, 4, &counts[1]) || !mul3(nd * d->batch, gh, 4, &counts[2])) return false;
-    counts[3] = counts[5] = bh;
+    if (!mul3(sb, nd * gh, 4, &counts[1]) || !mul3(nd * d->batch, gh, 4 * twice, &counts[2])) return false;
+    counts[3] = bh * twice;
+    counts[5] = bh;
     counts[4] = d->cell == MRT_RNN_CELL_LSTM ? bh : 0;
     if (!mul3(nd, gh, 4, &counts[6]) || !mul3(nd, d->hidden, 4, &counts[7])) return false;
     int64_t in_ws = mrt_sgemm_workspace_floats(sb, nd * gh, d->input, false, true, ctx->n_threads);
@@ -163,15 +167,36 @@ static mrt_status mrt_cpu_rnn_workspace(mrt_op_ctx *ctx)
  * the packed Rᵀ (two for that GRU) and the gates in float over rows of hidden_size (Sigmoid and Tanh through
  * ops_cpu/vmath's vector functions, the other activations per element in double like the unpacked path). Two
  * directions run on two threads, each on its own buffers; one direction on several threads cuts its batch into
- * parts, each part's recurrence on its own thread (a batch's rows never meet). Nothing allocates or dispatches
- * per step. */
+ * parts, each part's recurrence on its own thread (a batch's rows never meet), or, when R is too large for a
+ * core's L2, its hidden units (rnn_unit_parts). Otherwise nothing allocates or dispatches per step. */
+
+enum { RNN_MAX_UNIT_PARTS = 8 };
 
 typedef struct rnn_packed {
     const float *w;        /* Wᵀ [input, num_dir * gates * hidden] packed as a GEMM B */
     const float *r[2][2];  /* per direction Rᵀ [hidden, gates * hidden]; split GRU: [0] the z, r columns, [1] h's */
+    int unit_parts;        /* rnn_unit_parts at prepare: > 1, part t's columns of Rᵀ packed apart in unit_r[t] */
+    const float *unit_r[RNN_MAX_UNIT_PARTS];
 } rnn_packed;
 
 static inline bool gru_split(const mrt_rnn_desc *d) { return d->cell == MRT_RNN_CELL_GRU && !d->linear_before_reset; }
+
+/* One direction on several threads whose Rᵀ is larger than a core's L2 (LSTM hidden 256: 1 MiB packed) splits
+   its hidden units over them instead of its batch: a batch part reads all of Rᵀ at every step, from L3, with only
+   its own rows to multiply (2 of batch 4); a unit part reads its units' columns (gate by gate), which stay in its
+   core's L2, for every row. Each step is then a dispatch of its own (a unit's gates need all of the previous h),
+   the parts' units [H t / T, H (t + 1) / T). Not the split GRU, whose r (.) h needs all units between its two
+   products. Each column's chain and each unit's gates are the batch path's: the same bits. 2-layer LSTM hidden 256,
+   batch 4, 2 threads, alternating runs: see the commit. */
+static int rnn_unit_parts(const mrt_rnn_desc *d, int n_threads)
+{
+    int64_t H = d->hidden, t = n_threads < RNN_MAX_UNIT_PARTS ? n_threads : RNN_MAX_UNIT_PARTS;
+    if (d->num_dir != 1 || n_threads < 2 || gru_split(d) || H < 64 ||
+        mrt_sgemm_packed_b_floats(H, d->gates * H) * (int64_t)sizeof(float) <= (512 << 10))
+        return 1;
+    if (t > H / 32) t = H / 32; /* at least 32 units a part */
+    return (int)t;
+}
 
 static mrt_status pack_rt(mrt_op_ctx *ctx, const float *r, int64_t n, int64_t h, const float **out)
 {
@@ -205,6 +230,20 @@ static mrt_status mrt_cpu_rnn_prepare(mrt_op_ctx *ctx, void **state)
             MRT_TRY(pack_rt(ctx, rd, GH, H, &pk->r[dir][0]));
         }
     }
+    pk->unit_parts = rnn_unit_parts(&d, ctx->n_threads);
+    if (pk->unit_parts > 1) { /* part t: rows q H + k of R (gate q, its units k), gate by gate, packed as one B */
+        float *rows = malloc((size_t)(GH * H) * sizeof(float));
+        if (!rows) return mrt_op_fail(ctx, MRT_STATUS_OUT_OF_MEMORY, "out of memory packing the weights");
+        mrt_status st = MRT_STATUS_OK;
+        for (int t = 0; t < pk->unit_parts && !st; t++) {
+            int64_t k0 = H * t / pk->unit_parts, hk = H * (t + 1) / pk->unit_parts - k0;
+            for (int64_t q = 0; q < d.gates; q++)
+                memcpy(rows + q * hk * H, r + (q * H + k0) * H, (size_t)(hk * H) * sizeof(float));
+            st = pack_rt(ctx, rows, d.gates * hk, H, &pk->unit_r[t]);
+        }
+        free(rows);
+        MRT_TRY(st);
+    }
     *state = pk;
     ctx->prepared_inputs |= 1u << 1 | 1u << 2; /* run reads the packed copies only */
     return MRT_STATUS_OK;
@@ -216,7 +255,11 @@ typedef struct rnn_f32_job {
     const rnn_packed *pk;
     float *xw, *hr, *h, *c, *tmp, *bias, *rbh, *step_ws;
     int64_t step_ws_floats;
-    int64_t parts; /* f32_batch_parts: the batch's parts */
+    int64_t parts; /* f32_batch_parts: the batch's parts; f32_unit_parts: the units' */
+    /* f32_unit_parts: the step, the state before and after it, the parts' own products [part][batch][gates * units] */
+    int64_t step;
+    const float *h_in;
+    float *h_out, *unit_hr;
 } rnn_f32_job;
 
 /* f(x) over n floats in place */
@@ -247,8 +290,8 @@ static void clip_vec(const mrt_rnn_desc *d, float *x, int64_t n)
    in either order: same bits. 2-layer LSTM h256 (zoo), alternating runs: 1 thread 1.221-1.227 -> 1.210-1.213 ms,
    2 threads 0.96-1.03 -> 0.85-0.98 (each thread's half of the batch reads all of R). */
 enum { STEP_PIECE = 4, STEP_SERPENTINE_MIN_BYTES = 512 << 10 };
-static void step_gemm(const rnn_f32_job *j, int64_t rows, const float *h, const float *rt, int64_t n, float *c, float *ws,
-                      bool backwards)
+static void step_gemm(const rnn_f32_job *j, int64_t rows, const float *h, const float *rt, int64_t n, float *c,
+                      int64_t ldc, float *ws, bool backwards)
 {
     const mrt_rnn_desc *d = j->d;
     int64_t H = d->hidden, panels = (n + MRT_SGEMM_NR - 1) / MRT_SGEMM_NR;
@@ -259,8 +302,76 @@ static void step_gemm(const rnn_f32_job *j, int64_t rows, const float *h, const 
         int64_t q = backwards ? pieces - 1 - i : i, j0 = q * piece * MRT_SGEMM_NR;
         int64_t j1 = j0 + piece * MRT_SGEMM_NR < n ? j0 + piece * MRT_SGEMM_NR : n;
         mrt_sgemm_b b = {.packed = rt + q * piece * H * MRT_SGEMM_NR}; /* panel p at p H NR (sgemm.h) */
-        mrt_sgemm_out o = {.c = c + j0, .ldc = d->gates * H};
+        mrt_sgemm_out o = {.c = c + j0, .ldc = ldc};
         mrt_sgemm_run(NULL, rows, j1 - j0, H, NULL, h, H, 1, &b, &o, ws);
+    }
+}
+
+/* Batch entry b's gates and new state over hidden units [k0, k1), at a step whose X·Wᵀ row is xr: g its row of
+   H·Rᵀ (gate q of unit k at g[q H + k]; overwritten), h_in its state before the step, h_out after (the same row, or
+   another buffer when the units are split over threads), cb its cell state (LSTM, in place), th a scratch row. Every
+   value is a function of its unit alone: any split of the units gives the same bits. */
+static void cell_update(const rnn_f32_job *j, int dir, const float *xr, float *g, const float *h_in, float *h_out,
+                        float *cb, float *th, int64_t k0, int64_t k1)
+{
+    const mrt_rnn_desc *d = j->d;
+    const int64_t H = d->hidden, n = k1 - k0;
+    const mrt_rnn_act *act = d->acts[dir];
+    const float *P = j->io->p ? (const float *)j->io->p + dir * 3 * H : NULL;
+    const float *bias = j->bias + dir * d->gates * H, *rbh = j->rbh + dir * H + k0;
+    h_in += k0;
+    h_out += k0;
+    if (d->cell == MRT_RNN_CELL_RNN) {
+        for (int64_t k = 0; k < n; k++) h_out[k] = xr[k0 + k] + g[k0 + k] + bias[k0 + k];
+        clip_vec(d, h_out, n);
+        act_vec(&act[0], h_out, n);
+    } else if (d->cell == MRT_RNN_CELL_GRU) {
+        float *z = g + k0, *r = g + H + k0, *hh = g + 2 * H + k0;
+        if (gru_split(d)) { /* z and r done before the second product (f32_direction) */
+            for (int64_t k = 0; k < n; k++) hh[k] = xr[2 * H + k0 + k] + hh[k] + bias[2 * H + k0 + k];
+        } else {
+            int64_t runs = n == H ? 1 : 2, len = n == H ? 2 * H : n; /* z and r: one run when whole (small H: calls) */
+            for (int64_t q = 0; q < runs; q++) {
+                float *zr = g + q * H + k0;
+                for (int64_t k = 0; k < len; k++) zr[k] = xr[q * H + k0 + k] + zr[k] + bias[q * H + k0 + k];
+                clip_vec(d, zr, len);
+                act_vec(&act[0], zr, len);
+            }
+            for (int64_t k = 0; k < n; k++)
+                hh[k] = xr[2 * H + k0 + k] + bias[2 * H + k0 + k] + r[k] * (hh[k] + rbh[k]);
+        }
+        clip_vec(d, hh, n);
+        act_vec(&act[1], hh, n);
+        for (int64_t k = 0; k < n; k++) h_out[k] = (1.0f - z[k]) * hh[k] + z[k] * h_in[k];
+    } else { /* gate order i, o, f, c; peepholes i, o, f */
+        float *ig = g + k0, *og = g + H + k0, *fg = g + 2 * H + k0, *cg = g + 3 * H + k0;
+        cb += k0;
+        th += k0;
+        for (int64_t q = 0; q < 4; q++)
+            for (int64_t k = 0; k < n; k++) g[q * H + k0 + k] = xr[q * H + k0 + k] + g[q * H + k0 + k] + bias[q * H + k0 + k];
+        if (P)
+            for (int64_t k = 0; k < n; k++) {
+                ig[k] += P[k0 + k] * cb[k];
+                fg[k] += P[2 * H + k0 + k] * cb[k];
+            }
+        clip_vec(d, ig, n);
+        act_vec(&act[0], ig, n);
+        if (d->input_forget) {
+            for (int64_t k = 0; k < n; k++) fg[k] = 1.0f - ig[k];
+        } else {
+            clip_vec(d, fg, n);
+            act_vec(&act[0], fg, n);
+        }
+        clip_vec(d, cg, n);
+        act_vec(&act[1], cg, n);
+        for (int64_t k = 0; k < n; k++) cb[k] = fg[k] * cb[k] + ig[k] * cg[k];
+        if (P)
+            for (int64_t k = 0; k < n; k++) og[k] += P[H + k0 + k] * cb[k];
+        clip_vec(d, og, n);
+        act_vec(&act[0], og, n);
+        memcpy(th, cb, (size_t)n * sizeof(float));
+        act_vec(&act[2], th, n);
+        for (int64_t k = 0; k < n; k++) h_out[k] = og[k] * th[k];
     }
 }
 
@@ -273,8 +384,7 @@ static void f32_direction(const rnn_f32_job *j, int dir, int64_t b0, int64_t b1,
     const int64_t H = d->hidden, GH = d->gates * H, B = d->batch, S = d->seq, XLD = d->num_dir * GH;
     const bool backwards = dir == 1 || d->reverse, split = gru_split(d);
     const mrt_rnn_act *act = d->acts[dir];
-    const float *P = io->p ? (const float *)io->p + dir * 3 * H : NULL;
-    const float *xw = j->xw + dir * GH, *bias = j->bias + dir * GH, *rbh = j->rbh + dir * H;
+    const float *xw = j->xw + dir * GH, *bias = j->bias + dir * GH;
     float *hr = j->hr + dir * B * GH, *h = j->h + dir * B * H, *c = j->c ? j->c + dir * B * H : NULL;
     float *tmp = j->tmp + dir * B * H, *ws = j->step_ws + slot * j->step_ws_floats;
     const int64_t rows = b1 - b0;
@@ -288,7 +398,7 @@ static void f32_direction(const rnn_f32_job *j, int dir, int64_t b0, int64_t b1,
         }
 
     for (int64_t s = 0; s < S; s++) {
-        step_gemm(j, rows, h + b0 * H, rt, split ? 2 * H : GH, hr + b0 * GH, ws, s & 1);
+        step_gemm(j, rows, h + b0 * H, rt, split ? 2 * H : GH, hr + b0 * GH, GH, ws, s & 1);
         if (split) { /* z and r, then (r (.) H(t-1)) * Rhᵀ */
             for (int64_t b = b0; b < b1; b++) {
                 float *g = hr + b * GH, *rh = tmp + b * H;
@@ -303,58 +413,13 @@ static void f32_direction(const rnn_f32_job *j, int dir, int64_t b0, int64_t b1,
                 act_vec(&act[0], g, 2 * H);
                 for (int64_t k = 0; k < H; k++) rh[k] = g[H + k] * h[b * H + k];
             }
-            step_gemm(j, rows, tmp + b0 * H, rt_h, H, hr + b0 * GH + 2 * H, ws, s & 1);
+            step_gemm(j, rows, tmp + b0 * H, rt_h, H, hr + b0 * GH + 2 * H, GH, ws, s & 1);
         }
         for (int64_t b = b0; b < b1; b++) {
             if (s >= io->lens[b]) continue;
             int64_t t = backwards ? io->lens[b] - 1 - s : s;
-            const float *xr = xw + x_row(d, t, b) * XLD;
-            float *g = hr + b * GH, *hb = h + b * H;
-            if (d->cell == MRT_RNN_CELL_RNN) {
-                for (int64_t k = 0; k < H; k++) hb[k] = xr[k] + g[k] + bias[k];
-                clip_vec(d, hb, H);
-                act_vec(&act[0], hb, H);
-            } else if (d->cell == MRT_RNN_CELL_GRU) {
-                float *zr = g, *hh = g + 2 * H;
-                if (split) {
-                    for (int64_t k = 0; k < H; k++) hh[k] = xr[2 * H + k] + hh[k] + bias[2 * H + k];
-                } else {
-                    for (int64_t k = 0; k < 2 * H; k++) zr[k] = xr[k] + zr[k] + bias[k];
-                    clip_vec(d, zr, 2 * H);
-                    act_vec(&act[0], zr, 2 * H);
-                    for (int64_t k = 0; k < H; k++)
-                        hh[k] = xr[2 * H + k] + bias[2 * H + k] + zr[H + k] * (hh[k] + rbh[k]);
-                }
-                clip_vec(d, hh, H);
-                act_vec(&act[1], hh, H);
-                for (int64_t k = 0; k < H; k++) hb[k] = (1.0f - zr[k]) * hh[k] + zr[k] * hb[k];
-            } else { /* gate order i, o, f, c; peepholes i, o, f */
-                float *ig = g, *og = g + H, *fg = g + 2 * H, *cg = g + 3 * H, *cb = c + b * H, *th = tmp + b * H;
-                for (int64_t k = 0; k < 4 * H; k++) g[k] = xr[k] + g[k] + bias[k];
-                if (P)
-                    for (int64_t k = 0; k < H; k++) {
-                        ig[k] += P[k] * cb[k];
-                        fg[k] += P[2 * H + k] * cb[k];
-                    }
-                clip_vec(d, ig, H);
-                act_vec(&act[0], ig, H);
-                if (d->input_forget) {
-                    for (int64_t k = 0; k < H; k++) fg[k] = 1.0f - ig[k];
-                } else {
-                    clip_vec(d, fg, H);
-                    act_vec(&act[0], fg, H);
-                }
-                clip_vec(d, cg, H);
-                act_vec(&act[1], cg, H);
-                for (int64_t k = 0; k < H; k++) cb[k] = fg[k] * cb[k] + ig[k] * cg[k];
-                if (P)
-                    for (int64_t k = 0; k < H; k++) og[k] += P[H + k] * cb[k];
-                clip_vec(d, og, H);
-                act_vec(&act[0], og, H);
-                memcpy(th, cb, (size_t)H * sizeof(float));
-                act_vec(&act[2], th, H);
-                for (int64_t k = 0; k < H; k++) hb[k] = og[k] * th[k];
-            }
+            float *hb = h + b * H;
+            cell_update(j, dir, xw + x_row(d, t, b) * XLD, hr + b * GH, hb, hb, c ? c + b * H : NULL, tmp + b * H, 0, H);
             if (io->y) memcpy((float *)io->y + y_off(d, t, dir, b), hb, (size_t)H * sizeof(float));
         }
     }
@@ -383,11 +448,72 @@ static void f32_batch_parts(void *arg, int64_t begin, int64_t end)
     for (int64_t t = begin; t < end; t++) f32_direction(j, 0, B * t / j->parts, B * (t + 1) / j->parts, t);
 }
 
+/* One step of the one direction split over its units (rnn_unit_parts): part t's product into its own rows of
+   j->unit_hr, laid out in gate order into H·R, then its units' gates; j->h_in is read whole, j->h_out written at the
+   part's units (a batch entry past its sequence's end keeps its state) */
+static void f32_unit_parts(void *arg, int64_t begin, int64_t end)
+{
+    const rnn_f32_job *j = arg;
+    const mrt_rnn_desc *d = j->d;
+    const rnn_io *io = j->io;
+    const int64_t H = d->hidden, G = d->gates, GH = G * H, B = d->batch, s = j->step;
+    for (int64_t part = begin; part < end; part++) {
+        int64_t k0 = H * part / j->parts, k1 = H * (part + 1) / j->parts, hk = k1 - k0;
+        float *own = j->unit_hr + B * G * k0, *ws = j->step_ws + part * j->step_ws_floats;
+        step_gemm(j, B, j->h_in, j->pk->unit_r[part], G * hk, own, G * hk, ws, s & 1);
+        for (int64_t b = 0; b < B; b++) {
+            if (s >= io->lens[b]) {
+                memcpy(j->h_out + b * H + k0, j->h_in + b * H + k0, (size_t)hk * sizeof(float));
+                continue;
+            }
+            float *g = j->hr + b * GH;
+            for (int64_t q = 0; q < G; q++) memcpy(g + q * H + k0, own + (b * G + q) * hk, (size_t)hk * sizeof(float));
+            int64_t t = d->reverse ? io->lens[b] - 1 - s : s;
+            cell_update(j, 0, j->xw + x_row(d, t, b) * GH, g, j->h_in + b * H, j->h_out + b * H, j->c ? j->c + b * H : NULL,
+                        j->tmp + b * H, k0, k1);
+            if (io->y)
+                memcpy((float *)io->y + y_off(d, t, 0, b) + k0, j->h_out + b * H + k0, (size_t)hk * sizeof(float));
+        }
+    }
+}
+
+/* The one direction's recurrence split over its units: a dispatch per step, the state in two buffers (j->h and the
+   one after it) that take turns */
+static void f32_units(mrt_op_ctx *ctx, rnn_f32_job *j)
+{
+    const mrt_rnn_desc *d = j->d;
+    const rnn_io *io = j->io;
+    const int64_t H = d->hidden, B = d->batch;
+    float *hbuf[2] = {j->h, j->h + B * H};
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t k = 0; k < H; k++) {
+            int64_t at = state_off(d, 0, b) + k;
+            hbuf[0][b * H + k] = io->h0 ? ((const float *)io->h0)[at] : 0.0f;
+            if (j->c) j->c[b * H + k] = io->c0 ? ((const float *)io->c0)[at] : 0.0f;
+        }
+    for (int64_t s = 0; s < d->seq; s++) {
+        j->step = s;
+        j->h_in = hbuf[s & 1];
+        j->h_out = hbuf[(s + 1) & 1];
+        mrt_parallel_for(ctx, j->parts, 1, f32_unit_parts, j);
+    }
+    const float *h = hbuf[d->seq & 1];
+    for (int64_t b = 0; b < B; b++) { /* final states; a sequence of length 0 reports zeros */
+        bool any = io->lens[b] > 0;
+        for (int64_t k = 0; k < H; k++) {
+            int64_t at = state_off(d, 0, b) + k;
+            if (io->yh) ((float *)io->yh)[at] = any ? h[b * H + k] : 0.0f;
+            if (io->yc) ((float *)io->yc)[at] = any ? j->c[b * H + k] : 0.0f;
+        }
+    }
+}
+
 /* Step workspace slots: one per direction, or one per batch part (a single direction on several threads: its
    recurrence, a one-thread GEMM per step, left the other threads idle; the 2-layer LSTM h256 batch 4 on 2 threads
    ran at 0.90x ONNX Runtime) */
 static int64_t rnn_step_slots(const mrt_rnn_desc *d, int n_threads)
 {
+    if (rnn_unit_parts(d, n_threads) > 1) return rnn_unit_parts(d, n_threads);
     if (d->num_dir == 1 && n_threads > 1 && d->batch > 1) return d->batch < n_threads ? d->batch : n_threads;
     return d->num_dir;
 }
@@ -418,7 +544,11 @@ static mrt_status run_packed(mrt_op_ctx *ctx, const mrt_rnn_desc *d, const rnn_i
     mrt_sgemm_out wo = {.c = j.xw, .ldc = nd * GH};
     mrt_sgemm_run(ctx, d->seq * d->batch, nd * GH, d->input, NULL, io->x, d->input, 1, &wb, &wo, part[8]);
     j.parts = rnn_step_slots(d, ctx->n_threads);
-    if (nd == 1 && j.parts > 1) mrt_parallel_for(ctx, j.parts, 1, f32_batch_parts, &j);
+    if (pk->unit_parts > 1) {
+        j.parts = pk->unit_parts;
+        j.unit_hr = j.hr + d->batch * GH; /* the workspace holds two of each (packed_parts) */
+        f32_units(ctx, &j);
+    } else if (nd == 1 && j.parts > 1) mrt_parallel_for(ctx, j.parts, 1, f32_batch_parts, &j);
     else if (nd == 2 && ctx->n_threads > 1) mrt_parallel_for(ctx, 2, 1, f32_directions, &j);
     else f32_directions(&j, 0, nd);
     return MRT_STATUS_OK;

@@ -390,6 +390,38 @@ Test(rnn, packed_float32)
     }
 }
 
+/* One direction whose packed R is over 512 KiB splits its hidden units over the threads instead of its batch
+   (ops_cpu/rnn.c, rnn_unit_parts): a dispatch per step, the state in two buffers taking turns. Y's bits must not
+   depend on the thread count (3 threads: parts of uneven size; batch 1, which the batch split leaves on one
+   thread), and Y, Y_h, Y_c must match the reference, with sequence_lens (an entry past its end keeps its state
+   across the buffers' turns), initial states, peepholes, clip, input_forget, both layouts and reverse. */
+Test(rnn, packed_split_over_units)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("rnn.packed_split_over_units"));
+    for (int it = 0; it < 6; it++) {
+        rs_cell cell = it < 3 ? RS_LSTM : it < 5 ? RS_GRU : RS_RNN; /* GRU with linear_before_reset: the split one can't */
+        rnn_case rc = {.cell = cell, .dir = it % 2 ? "reverse" : "forward", .layout = it % 2, .seq = 4,
+                       .batch = it == 1 ? 1 : 3, .input = 20, .hidden = cell == RS_RNN ? 380 : 260, .bias = true,
+                       .h0 = it != 2, .c0 = it != 0, .peep = it != 1, .lens = it % 3 == 0, .has_clip = it == 2,
+                       .clip = 0.8, .lbr = true, .input_forget = it == 1, .dt = MRT_DTYPE_FLOAT, .wscale = 0.15};
+        char label[200];
+        snprintf(label, sizeof label, "it %d: %s %s layout %d batch %lld hid %lld", it, cell_names[rc.cell], rc.dir,
+                 rc.layout, (long long)rc.batch, (long long)rc.hidden);
+        mrt_tensor y[3];
+        for (int t = 0; t < 3; t++) {
+            th_rng rt = r; /* the same data for every run */
+            rc.threads = t + 1;
+            run_rnn_keep(&rt, &rc, label, &y[t]);
+        }
+        for (int t = 1; t < 3; t++)
+            cr_assert(memcmp(y[0].data, y[t].data, (size_t)mrt_tensor_numel(&y[0]) * sizeof(float)) == 0,
+                      "%s: Y differs between 1 and %d threads", label, t + 1);
+        for (int t = 0; t < 3; t++) mrt_tensor_release(&y[t]);
+        th_rng_int(&r, 0, 1); /* next case, other data */
+    }
+}
+
 /* The float64 oracle runs the float model in double: it must match the double reference closely. */
 Test(rnn, fp64_oracle)
 {
