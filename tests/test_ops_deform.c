@@ -3,6 +3,7 @@
  * torchvision fixtures (models/fixtures/deform, made by models/scripts/make_deform_fixtures.py), their error
  * messages, and custom::Roll against a naive torch.roll. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,50 @@ Test(deform_conv, larger_case_vs_reference)
     mrt_tensor_release(&y);
     free(ref);
     release_operands(&o);
+}
+
+/* Channel counts past 16: the AVX-512 float path samples up to 16 channels of one offset group at a time
+   (ops_cpu/deform_conv_typed.h), so chunks of 16, a rest, and offset groups that end inside a chunk; planes and
+   rows not a multiple of 16. Against the reference, and a NaN or infinite offset must count as a position outside
+   the image, bit for bit (the same run with those offsets replaced by 1e9). */
+Test(deform_conv, many_channels_vs_reference)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("deform_conv.many_channels_vs_reference"));
+    const dconf confs[] = {
+        {.n = 1, .c = 40, .h = 13, .w = 21, .oc = 7, .kh = 3, .kw = 3, .stride = {1, 1}, .pads = {1, 1, 1, 1},
+         .dil = {1, 1}, .groups = 1, .og = 1, .mask = true, .bias = true},
+        {.n = 2, .c = 40, .h = 11, .w = 9, .oc = 6, .kh = 3, .kw = 3, .stride = {2, 1}, .pads = {2, 1, 2, 1},
+         .dil = {2, 1}, .groups = 2, .og = 5, .mask = true, .bias = false},
+        {.n = 1, .c = 34, .h = 6, .w = 19, .oc = 5, .kh = 2, .kw = 3, .stride = {1, 2}, .pads = {0, 1, 1, 0},
+         .dil = {1, 1}, .groups = 1, .og = 2, .mask = false, .bias = true},
+    };
+    for (size_t i = 0; i < sizeof confs / sizeof confs[0]; i++) {
+        const dconf *d = &confs[i];
+        char desc[512];
+        describe_conf(d, desc, sizeof desc);
+        operands o = random_operands(&r, MRT_DTYPE_FLOAT, d, 4.0);
+        double *ref = reference(d, &o);
+        int64_t yshape[4] = {d->n, d->oc, conf_oh(d), conf_ow(d)};
+        mrt_tensor y, y_nan, y_far;
+        cr_assert_eq(run_front(F_ONNX22, d, &o, true, &y), MRT_STATUS_OK, "%s: %s", desc, mrt_last_error());
+        char why[512];
+        cr_assert(th_check_f64(&y, ref, 4, yshape, 1e-10, 3e-5, 1e-5, why, sizeof why), "%s: %s", desc, why);
+        float *off = o.off.data;
+        int64_t n_off = mrt_tensor_numel(&o.off);
+        const float odd[3] = {NAN, INFINITY, -INFINITY};
+        for (int64_t k = 0; k < n_off; k += 7) off[k] = odd[k % 3];
+        cr_assert_eq(run_front(F_ONNX22, d, &o, true, &y_nan), MRT_STATUS_OK, "%s: %s", desc, mrt_last_error());
+        for (int64_t k = 0; k < n_off; k += 7) off[k] = 1e9f;
+        cr_assert_eq(run_front(F_ONNX22, d, &o, true, &y_far), MRT_STATUS_OK, "%s: %s", desc, mrt_last_error());
+        cr_assert(memcmp(y_nan.data, y_far.data, (size_t)mrt_tensor_numel(&y_far) * sizeof(float)) == 0,
+                  "%s: a NaN or infinite offset did not sample as a position outside the image", desc);
+        mrt_tensor_release(&y);
+        mrt_tensor_release(&y_nan);
+        mrt_tensor_release(&y_far);
+        free(ref);
+        release_operands(&o);
+    }
 }
 
 /* The float64 oracle mode widens a float model and must match the reference to double precision. */
