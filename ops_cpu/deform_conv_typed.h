@@ -148,18 +148,18 @@ static void DC_FN(dc_sample_table)(const mrt_deform_conv_params *p, const DC_T *
    (pt[i * 16 + l] = channel l's element i), a column's sample for all of them is four aligned row loads times the
    broadcast weights, and 16 columns' vectors transposed give the channels' im2col rows. */
 
-/* The L (<= 16) planes of hw floats from x as rows of 16 lanes into pt (64-byte aligned): lanes past L zero, and a
-   zero row hw, where out-of-image corners point */
-__attribute__((target("avx512f"))) static void dc_planes_t(const float *x, int64_t hw, int L, float *pt)
+/* Elements [16 b0, 16 b1) (within hw) of the L (<= 16) planes of hw floats from x as rows of 16 lanes into pt
+   (64-byte aligned), lanes past L zero. Row hw, where out-of-image corners point, is the caller's (zero). */
+__attribute__((target("avx512f"))) static void dc_planes_t(const float *x, int64_t hw, int L, int64_t b0, int64_t b1,
+                                                        float *pt)
 {
-    for (int64_t i0 = 0; i0 < hw; i0 += 16) {
+    for (int64_t i0 = 16 * b0; i0 < hw && i0 < 16 * b1; i0 += 16) {
         __mmask16 m = mrt_mask16_first(hw - i0);
         __m512 r[16];
         for (int l = 0; l < 16; l++) r[l] = l < L ? _mm512_maskz_loadu_ps(m, x + l * hw + i0) : _mm512_setzero_ps();
         mrt_transpose16(r);
         for (int i = 0; i < 16 && i0 + i < hw; i++) _mm512_store_ps(pt + (i0 + i) * 16, r[mrt_transpose16_perm[i]]);
     }
-    _mm512_store_ps(pt + hw * 16, _mm512_setzero_ps());
 }
 
 /* The im2col rows of L channels for one table row: out + l * out_stride gets channel l's pb samples. Each sample
@@ -188,20 +188,14 @@ __attribute__((target("avx512f"))) static void dc_rows_avx512(const DC_FN(dc_row
     }
 }
 
-/* The lanes path's chunks of weight group gw: its channels cut at offset group boundaries and into pieces of at
-   most 16. Returns their count; chunk `want` (if there is one) is channels [*lo, *lo + *len) of the group. */
-static int64_t dc_chunks(const mrt_deform_conv_params *p, int64_t gw, int64_t want, int64_t *lo, int64_t *len)
+/* The lanes path's chunk of weight group gw that starts at its channel cl: up to 16 channels, within one offset
+   group. Returns its channel count. */
+static int64_t dc_chunk_len(const mrt_deform_conv_params *p, int64_t gw, int64_t cl)
 {
     const int64_t cg = p->c / p->group, c_per_og = p->c / p->offset_group;
-    int64_t n = 0;
-    for (int64_t cl = 0; cl < cg; n++) {
-        const int64_t c = gw * cg + cl, og_end = (c / c_per_og + 1) * c_per_og - c;
-        int64_t L = cg - cl < 16 ? cg - cl : 16;
-        if (og_end < L) L = og_end;
-        if (n == want) *lo = cl, *len = L;
-        cl += L;
-    }
-    return n;
+    const int64_t c = gw * cg + cl, og_end = (c / c_per_og + 1) * c_per_og - c;
+    int64_t L = cg - cl < 16 ? cg - cl : 16;
+    return og_end < L ? og_end : L;
 }
 
 static size_t dc_lanes_plane_bytes(const mrt_deform_conv_params *p)
@@ -209,23 +203,11 @@ static size_t dc_lanes_plane_bytes(const mrt_deform_conv_params *p)
     return ((size_t)(p->h * p->w + 1) * 16 * sizeof(float) + 63) & ~(size_t)63;
 }
 
-/* The most chunks of a weight group */
-static int64_t dc_max_chunks(const mrt_deform_conv_params *p)
-{
-    int64_t most = 0, lo, len;
-    for (int64_t gw = 0; gw < p->group; gw++) {
-        int64_t n = dc_chunks(p, gw, -1, &lo, &len);
-        if (n > most) most = n;
-    }
-    return most;
-}
-
-/* Float on AVX-512 with at least 8 channels an offset group (fewer would leave most lanes empty), and the
-   group's transposed planes within 32 MiB */
+/* Float on AVX-512 with at least 8 channels an offset group (fewer would leave most lanes empty), and a chunk's
+   transposed planes within 32 MiB (an image of up to 512 K elements) */
 static bool dc_lanes_path(const mrt_deform_conv_params *p)
 {
-    return mrt_cpu_has_avx512f() && p->c / p->offset_group >= 8 &&
-           (size_t)dc_max_chunks(p) * dc_lanes_plane_bytes(p) <= ((size_t)32 << 20);
+    return mrt_cpu_has_avx512f() && p->c / p->offset_group >= 8 && dc_lanes_plane_bytes(p) <= ((size_t)32 << 20);
 }
 #endif
 
@@ -286,7 +268,7 @@ static size_t DC_FN(dc_plane_bytes)(const mrt_deform_conv_params *p)
 static size_t DC_FN(dc_planes_bytes)(const mrt_deform_conv_params *p, int threads)
 {
 #if DC_OWN_GEMM && defined(MRT_HAVE_AVX512_INTRINSICS)
-    if (dc_lanes_path(p)) return (size_t)dc_max_chunks(p) * dc_lanes_plane_bytes(p);
+    if (dc_lanes_path(p)) return dc_lanes_plane_bytes(p);
 #endif
     return (size_t)(threads > 1 ? threads : 1) * DC_FN(dc_plane_bytes)(p);
 }
@@ -303,7 +285,7 @@ typedef struct DC_FN(dc_job) {
     const mrt_deform_conv_params *p;
     const DC_T *x, *off, *mask;
     int64_t p0, len, gw;
-    int64_t q_pieces; /* lanes path: tasks are (chunk, tap, piece of the columns) */
+    int64_t chunk_lo, chunk_len, q_pieces; /* lanes path: the chunk's channels; its tasks (tap, piece of the columns) */
     DC_FN(dc_sample) *tab;
     DC_T *col;
     char *planes;
@@ -323,37 +305,32 @@ static void DC_FN(dc_columns_range)(void *arg, int64_t c0, int64_t c1)
 }
 
 #if DC_OWN_GEMM && defined(MRT_HAVE_AVX512_INTRINSICS)
-/* The lanes path, first: each chunk's planes transposed (its own part of the planes) */
-static void dc_lanes_planes_range(void *arg, int64_t i0, int64_t i1)
+/* The lanes path, chunk by chunk: first its planes transposed (blocks of 16 elements split over the threads) */
+static void dc_lanes_planes_range(void *arg, int64_t b0, int64_t b1)
 {
     const DC_FN(dc_job) *j = arg;
-    const int64_t hw = j->p->h * j->p->w, cg = j->p->c / j->p->group;
-    for (int64_t i = i0; i < i1; i++) {
-        int64_t lo = 0, len = 0;
-        dc_chunks(j->p, j->gw, i, &lo, &len);
-        dc_planes_t(j->x + (j->gw * cg + lo) * hw, hw, (int)len, (float *)(j->planes + i * dc_lanes_plane_bytes(j->p)));
-    }
+    const int64_t hw = j->p->h * j->p->w, c = j->gw * (j->p->c / j->p->group) + j->chunk_lo;
+    dc_planes_t(j->x + c * hw, hw, (int)j->chunk_len, b0, b1, (float *)j->planes);
 }
 
-/* then task t: chunk t / (kk pieces), tap (t / pieces) % kk, columns piece t % pieces: those columns of the
-   chunk's channels' im2col rows for that tap (tasks of a few hundred columns: two threads share a chunk's 9 taps
-   evenly) */
+/* then task t: tap t / pieces, columns piece t % pieces: those columns of the chunk's channels' im2col rows for
+   that tap (tasks of a few hundred columns: two threads share a chunk's 9 taps evenly) */
 static void dc_lanes_rows_range(void *arg, int64_t t0, int64_t t1)
 {
     const DC_FN(dc_job) *j = arg;
     const mrt_deform_conv_params *p = j->p;
     const int64_t kk = p->kh * p->kw, cg = p->c / p->group, c_per_og = p->c / p->offset_group, pieces = j->q_pieces;
+    const int64_t og = (j->gw * cg + j->chunk_lo) / c_per_og;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t i = t / (kk * pieces), k = t / pieces % kk, piece = t % pieces, lo = 0, len = 0;
-        dc_chunks(p, j->gw, i, &lo, &len);
-        int64_t q0 = j->len * piece / pieces, q1 = j->len * (piece + 1) / pieces, og = (j->gw * cg + lo) / c_per_og;
+        int64_t k = t / pieces, piece = t % pieces;
+        int64_t q0 = j->len * piece / pieces, q1 = j->len * (piece + 1) / pieces;
         DC_FN(dc_row) row = DC_FN(dc_table_row)(j->tab, og * kk + k, j->len);
         for (int c = 0; c < 4; c++) {
             row.idx[c] += q0;
             row.wt[c] += q0;
         }
-        dc_rows_avx512(&row, (const float *)(j->planes + i * dc_lanes_plane_bytes(p)), q1 - q0, (int)len,
-                       j->col + (lo * kk + k) * j->len + q0, kk * j->len);
+        dc_rows_avx512(&row, (const float *)j->planes, q1 - q0, (int)j->chunk_len,
+                       j->col + (j->chunk_lo * kk + k) * j->len + q0, kk * j->len);
     }
 }
 #endif
@@ -391,10 +368,13 @@ static mrt_status DC_FN(dc_run)(mrt_op_ctx *ctx, const mrt_deform_conv_params *p
                     job.gw = gw;
 #if DC_OWN_GEMM && defined(MRT_HAVE_AVX512_INTRINSICS)
                     if (dc_lanes_path(p)) {
-                        int64_t lo, len, chunks = dc_chunks(p, gw, -1, &lo, &len);
                         job.q_pieces = (job.len + 255) / 256;
-                        mrt_parallel_for(ctx, chunks, 1, dc_lanes_planes_range, &job);
-                        mrt_parallel_for(ctx, chunks * kk * job.q_pieces, 1, dc_lanes_rows_range, &job);
+                        memset((float *)job.planes + hw * 16, 0, 16 * sizeof(float)); /* the zero row */
+                        for (job.chunk_lo = 0; job.chunk_lo < cg; job.chunk_lo += job.chunk_len) {
+                            job.chunk_len = dc_chunk_len(p, gw, job.chunk_lo);
+                            mrt_parallel_for(ctx, (hw + 15) / 16, 64, dc_lanes_planes_range, &job);
+                            mrt_parallel_for(ctx, kk * job.q_pieces, 1, dc_lanes_rows_range, &job);
+                        }
                     } else
 #endif
                         mrt_parallel_for(ctx, cg, 1, DC_FN(dc_columns_range), &job);
