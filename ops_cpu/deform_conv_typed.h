@@ -263,8 +263,7 @@ static size_t DC_FN(dc_plane_bytes)(const mrt_deform_conv_params *p)
     return ((size_t)(p->h * p->w + 1) * sizeof(DC_T) + 63) & ~(size_t)63;
 }
 
-/* the planes part of the workspace: a padded plane per thread, or on the lanes path a weight group's chunks'
-   transposed planes */
+/* the planes part of the workspace: a padded plane per thread, or on the lanes path one chunk's transposed planes */
 static size_t DC_FN(dc_planes_bytes)(const mrt_deform_conv_params *p, int threads)
 {
 #if DC_OWN_GEMM && defined(MRT_HAVE_AVX512_INTRINSICS)
