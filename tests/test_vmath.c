@@ -98,6 +98,55 @@ static void check_sweep(const char *name, vfn f, reffn ref, double bound)
     free(z);
 }
 
+/* The AVX-512 body's near path (64-float blocks whose lanes all have |x| <= 87: no clamp, 2^n a normal float) and
+   its general one, against the portable loop bit for bit and float64 within the sweep's bound: dense runs of
+   consecutive floats at the near range's edge (87), where n = -126 ends (87.35: a near range reaching past it
+   fails here), near where results turn denormal (84-87), at 0 and tiny inputs, both signs; each run also as
+   blocks with one lane moved out of the range (88, inf, NaN, -104.5), which send the block to the general body. */
+Test(vmath, sigmoid_near_path_edges)
+{
+    const float starts[] = {87.0f, -87.0f, 87.35f, -87.35f, 86.5f, -86.5f, 84.0f, -84.0f, 0.0f, -0.0f, 1e-30f, -1e-30f, 0.5f, -0.5f,
+                            20.0f, -20.0f, 104.0f, -104.0f};
+    const float out[] = {88.0f, INFINITY, NAN, -104.5f};
+    enum { RUN = 64 * 64 };
+    float *x = malloc(RUN * sizeof *x), *s = malloc(RUN * sizeof *s), *sp = malloc(RUN * sizeof *sp);
+    float *y = malloc(RUN * sizeof *y), *yp = malloc(RUN * sizeof *yp);
+    for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++)
+        for (int dir = -1; dir <= 1; dir += 2)
+            for (int outer = -1; outer < 4; outer++) {
+                /* RUN consecutive floats from starts[k] towards (dir > 0) or away from 0; with outer >= 0 one lane
+                   in every block of 64 (a different one each block) holds out[outer] */
+                uint32_t u = u_of(starts[k]);
+                for (int i = 0; i < RUN; i++) {
+                    uint32_t mag = u & 0x7fffffffu;
+                    int64_t m = (int64_t)mag + (int64_t)dir * i;
+                    if (m < 0) m = 0;
+                    if (m > 0x7f7fffff) m = 0x7f7fffff;
+                    x[i] = f_of((uint32_t)m | (u & 0x80000000u));
+                    if (outer >= 0 && i % 64 == (i / 64) % 64) x[i] = out[outer];
+                }
+                mrt_vsigmoid_f32(s, x, RUN);
+                mrt_vsigmoid_f32_portable(sp, x, RUN);
+                mrt_vsilu_f32(y, x, RUN);
+                mrt_vsilu_f32_portable(yp, x, RUN);
+                for (int i = 0; i < RUN; i++) {
+                    if (isnan(x[i])) {
+                        cr_assert(isnan(s[i]) && isnan(y[i]), "sigmoid/silu(NaN) must be NaN");
+                        continue;
+                    }
+                    cr_assert(u_of(s[i]) == u_of(sp[i]), "sigmoid(%a): %a, the portable loop %a", x[i], s[i], sp[i]);
+                    cr_assert(u_of(y[i]) == u_of(yp[i]), "silu(%a): %a, the portable loop %a", x[i], y[i], yp[i]);
+                    double r = ref_sigmoid(x[i]);
+                    cr_assert(ulp_err(s[i], r) <= 1.0, "sigmoid(%a) = %a, want %a", x[i], s[i], r);
+                }
+            }
+    free(x);
+    free(s);
+    free(sp);
+    free(y);
+    free(yp);
+}
+
 /* Sigmoid and SiLU: the AVX-512 body (taken on CPUs that have it) gives the portable loop's bits, and SiLU is x
    times the sigmoid, bit for bit, in an array and alone (a masked last vector) */
 Test(vmath, sigmoid_and_silu_same_bits_on_every_path)
