@@ -74,6 +74,13 @@ static bool bn_then_clamp(const mrt_epilogue *ep, int k)
            (ep->ops[k + 1].kind == MRT_POST_RELU || ep->ops[k + 1].kind == MRT_POST_CLIP);
 }
 
+/* Ops k and k + 1 are BatchNormalization and Sigmoid or SiLU, which mrt_vbn_sigmoid_f32 runs as one */
+static bool bn_then_sigmoid(const mrt_epilogue *ep, int k)
+{
+    return ep->ops[k].kind == MRT_POST_BATCHNORM && k + 1 < ep->n_ops &&
+           (ep->ops[k + 1].kind == MRT_POST_SIGMOID || ep->ops[k + 1].kind == MRT_POST_SILU);
+}
+
 /* One post-op over y[0..n) of channel c, at flat output index `at` */
 static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int64_t at)
 {
@@ -95,11 +102,18 @@ void mrt_epilogue_apply(const mrt_epilogue *ep, float *y, int64_t n, int64_t c, 
         if (bn_then_clamp(ep, k)) {
             post_bn_clamp(&ep->ops[k], &ep->ops[k + 1], y, n, c);
             k++;
+        } else if (bn_then_sigmoid(ep, k)) {
+            mrt_vbn_sigmoid_f32(y, n, &ep->ops[k].bn[c], ep->ops[k + 1].kind == MRT_POST_SILU);
+            k++;
         } else {
             apply_op(&ep->ops[k], y, n, c, at);
         }
     }
 }
+
+/* Contiguous rows shorter than this get BatchNormalization row by row and then the sigmoid over the whole block:
+   one pass per row would end each in a partial vector (a 7x7 plane's 49 results: 4 vectors for 3.06) */
+#define BN_SIGMOID_ROW_MIN 128
 
 void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int64_t cols, int64_t ldc,
                              int64_t channel0, int64_t at0)
@@ -116,6 +130,10 @@ void mrt_epilogue_apply_rows(const mrt_epilogue *ep, float *y, int64_t rows, int
         const mrt_post_op *op = &ep->ops[k];
         if (bn_then_clamp(ep, k)) {
             for (int64_t r = 0; r < rows; r++) post_bn_clamp(op, &ep->ops[k + 1], y + r * cols, cols, channel0 + r);
+            k++;
+        } else if (bn_then_sigmoid(ep, k) && cols >= BN_SIGMOID_ROW_MIN) {
+            bool silu = ep->ops[k + 1].kind == MRT_POST_SILU;
+            for (int64_t r = 0; r < rows; r++) mrt_vbn_sigmoid_f32(y + r * cols, cols, &op->bn[channel0 + r], silu);
             k++;
         } else if (op->kind == MRT_POST_BATCHNORM) {
             for (int64_t r = 0; r < rows; r++) apply_op(op, y + r * cols, cols, channel0 + r, at0 + r * cols);

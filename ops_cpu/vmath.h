@@ -25,6 +25,10 @@ double mrt_vexp_sum_f32_fetch(float *y, const float *x, float max, int64_t n, co
 void mrt_vsigmoid_f32(float *y, const float *x, int64_t n);
 /* x * sigmoid(x) (SiLU): the bits of multiplying x by mrt_vsigmoid_f32's result */
 void mrt_vsilu_f32(float *y, const float *x, int64_t n);
+/* y[i] = sigmoid(b) (b * sigmoid(b) when silu) of b = mrt_bn_apply_f32(y[i], *bn) in place: a BatchNormalization
+   -> Sigmoid | SiLU epilogue in one pass, the bits of the two kernels */
+void mrt_vbn_sigmoid_f32(float *y, int64_t n, const mrt_bn_coef *bn, bool silu);
+void mrt_vbn_sigmoid_f32_portable(float *y, int64_t n, const mrt_bn_coef *bn, bool silu);
 /* The portable loops behind exp, exp_sum, sigmoid and SiLU, which take an AVX-512 body on CPUs that have one: the
    same bits, for the tests that check it */
 void mrt_vexp_f32_portable(float *y, const float *x, int64_t n);

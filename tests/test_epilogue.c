@@ -35,19 +35,22 @@ Test(epilogue, add_row_spans_wrap_around_rows)
         }
 }
 
-/* On contiguous rows the block form runs op by op over the whole block (BatchNormalization per row); it must
-   give the bits of applying the whole chain row by row, for short rows (49: a 7x7 plane) and long ones. */
+/* On contiguous rows the block form runs op by op over the whole block (BatchNormalization per row), or, for
+   BatchNormalization -> Sigmoid | SiLU on rows of 128 or more, both in one pass per row (mrt_vbn_sigmoid_f32); it
+   must give the bits of applying the whole chain row by row, for short rows (49: a 7x7 plane) and long ones (196,
+   1000: whole vectors and a partial one), with some inputs far outside the sigmoid's near range (|x| > 87). */
 Test(epilogue, block_form_matches_row_by_row)
 {
     th_rng r;
     th_rng_init(&r, th_seed("epilogue.block"));
-    const int64_t shapes[][2] = {{1, 49}, {40, 49}, {7, 300}, {3, 1}};
+    const int64_t shapes[][2] = {{1, 49}, {40, 49}, {7, 300}, {3, 1}, {5, 196}, {2, 1000}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t rows = shapes[s][0], cols = shapes[s][1], n = rows * cols, ch0 = 3;
         float *x = alloc_f32(n), *other = alloc_f32(n + 5), *y0 = alloc_f32(n), *y1 = alloc_f32(n);
         mrt_bn_coef bn[64];
         for (int c = 0; c < 64; c++) bn[c] = mrt_bn_coef_make(th_rng_uniform(&r, 0.5, 2), th_rng_uniform(&r, -1, 1));
-        for (int64_t i = 0; i < n; i++) x[i] = (float)th_rng_uniform(&r, -6, 6);
+        for (int64_t i = 0; i < n; i++)
+            x[i] = (float)(i % 97 == 50 ? th_rng_uniform(&r, -150, 150) : th_rng_uniform(&r, -6, 6));
         for (int64_t i = 0; i < n + 5; i++) other[i] = (float)th_rng_uniform(&r, -1, 1);
         const mrt_epilogue chains[] = {
             {2, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_SILU}}},
@@ -57,6 +60,7 @@ Test(epilogue, block_form_matches_row_by_row)
             /* BatchNormalization then Relu or Clip: run as one pass (post_bn_clamp) */
             {2, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_CLIP, .lo = -1.0f, .hi = 4.0f}}},
             {2, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_RELU}}},
+            {2, {{.kind = MRT_POST_BATCHNORM, .bn = bn}, {.kind = MRT_POST_SIGMOID}}},
         };
         for (size_t k = 0; k < sizeof chains / sizeof chains[0]; k++) {
             memcpy(y0, x, (size_t)n * sizeof *x);
@@ -68,16 +72,19 @@ Test(epilogue, block_form_matches_row_by_row)
             cr_assert(memcmp(y0, y1, (size_t)n * sizeof *y0) == 0, "chain %zu, %lld x %lld: block != row by row", k,
                       (long long)rows, (long long)cols);
         }
-        /* and one chain against its formula: BatchNormalization then SiLU */
-        memcpy(y1, x, (size_t)n * sizeof *x);
-        mrt_epilogue_apply_rows(&chains[0], y1, rows, cols, cols, ch0, 5);
-        for (int64_t i = 0; i < n; i++) {
-            const mrt_bn_coef *k = &bn[ch0 + i / cols];
-            float v = fmaf(x[i], k->a_hi, k->b_hi) + fmaf(x[i], k->a_lo, k->b_lo), sg;
-            mrt_vsigmoid_f32(&sg, &v, 1);
-            float want = v * sg;
-            cr_assert(memcmp(&y1[i], &want, sizeof want) == 0, "BatchNormalization+SiLU at %lld: %a, want %a",
-                      (long long)i, (double)y1[i], (double)want);
+        /* and two chains against their formulas: BatchNormalization then SiLU, then Sigmoid (the sigmoid of one
+           element alone: the general body on a masked vector) */
+        for (int c = 0; c < 2; c++) {
+            memcpy(y1, x, (size_t)n * sizeof *x);
+            mrt_epilogue_apply_rows(&chains[c == 0 ? 0 : 5], y1, rows, cols, cols, ch0, 5);
+            for (int64_t i = 0; i < n; i++) {
+                const mrt_bn_coef *k = &bn[ch0 + i / cols];
+                float v = fmaf(x[i], k->a_hi, k->b_hi) + fmaf(x[i], k->a_lo, k->b_lo), sg;
+                mrt_vsigmoid_f32(&sg, &v, 1);
+                float want = c == 0 ? v * sg : sg;
+                cr_assert(memcmp(&y1[i], &want, sizeof want) == 0, "BatchNormalization+%s at %lld: %a, want %a",
+                          c == 0 ? "SiLU" : "Sigmoid", (long long)i, (double)y1[i], (double)want);
+            }
         }
         free(x);
         free(other);

@@ -147,6 +147,37 @@ Test(vmath, sigmoid_near_path_edges)
     free(yp);
 }
 
+/* BatchNormalization then Sigmoid or SiLU in one pass (mrt_vbn_sigmoid_f32): the bits of mrt_bn_apply_f32 followed
+   by the portable sigmoid or SiLU loop, for lengths that end in every lane of a vector and past whole 64-float
+   blocks, with inputs in and out of the near range (|x| <= 87), inf and NaN */
+Test(vmath, bn_sigmoid_same_bits_as_the_two_passes)
+{
+    enum { N = 1100 };
+    float x[N], y[N], b[N], want[N];
+    const mrt_bn_coef k = mrt_bn_coef_make(1.37, -0.21);
+    for (int i = 0; i < N; i++) x[i] = (float)((i * 7919 % 2001) - 1000) * (i % 13 == 5 ? 0.2f : 0.011f);
+    x[3] = INFINITY, x[400] = -INFINITY, x[777] = NAN, x[1001] = -0.0f;
+    const int64_t lens[] = {1, 5, 15, 16, 17, 31, 63, 64, 65, 127, 128, 196, 200, 1000, N};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int silu = 0; silu < 2; silu++) {
+            int64_t n = lens[li];
+            for (int64_t i = 0; i < n; i++) b[i] = mrt_bn_apply_f32(x[i], k);
+            if (silu) mrt_vsilu_f32_portable(want, b, n);
+            else mrt_vsigmoid_f32_portable(want, b, n);
+            memcpy(y, x, (size_t)n * sizeof *y);
+            mrt_vbn_sigmoid_f32(y, n, &k, silu);
+            for (int64_t i = 0; i < n; i++)
+                cr_assert(u_of(y[i]) == u_of(want[i]) || (isnan(y[i]) && isnan(want[i])),
+                          "%s(bn(%a)), n = %lld: %a, want %a", silu ? "silu" : "sigmoid", x[i], (long long)n, y[i],
+                          want[i]);
+            memcpy(y, x, (size_t)n * sizeof *y);
+            mrt_vbn_sigmoid_f32_portable(y, n, &k, silu);
+            for (int64_t i = 0; i < n; i++)
+                cr_assert(u_of(y[i]) == u_of(want[i]) || (isnan(y[i]) && isnan(want[i])), "portable %s(bn(%a))",
+                          silu ? "silu" : "sigmoid", x[i]);
+        }
+}
+
 /* Sigmoid and SiLU: the AVX-512 body (taken on CPUs that have it) gives the portable loop's bits, and SiLU is x
    times the sigmoid, bit for bit, in an array and alone (a masked last vector) */
 Test(vmath, sigmoid_and_silu_same_bits_on_every_path)
