@@ -36,14 +36,15 @@ Test(epilogue, add_row_spans_wrap_around_rows)
 }
 
 /* On contiguous rows the block form runs op by op over the whole block (BatchNormalization per row), or, for
-   BatchNormalization -> Sigmoid | SiLU on rows of 128 or more, both in one pass per row (mrt_vbn_sigmoid_f32); it
-   must give the bits of applying the whole chain row by row, for short rows (49: a 7x7 plane) and long ones (196,
-   1000: whole vectors and a partial one), with some inputs far outside the sigmoid's near range (|x| > 87). */
+   BatchNormalization -> Sigmoid | SiLU on rows of whole 64-float blocks or of 768 or more, both in one pass per row
+   (mrt_vbn_sigmoid_f32); it must give the bits of applying the whole chain row by row (one pass per row, whatever
+   the length), for short rows (49: a 7x7 plane) and long ones (196, 256, 1000: whole blocks, partial ones), with
+   some inputs far outside the sigmoid's near range (|x| > 87). */
 Test(epilogue, block_form_matches_row_by_row)
 {
     th_rng r;
     th_rng_init(&r, th_seed("epilogue.block"));
-    const int64_t shapes[][2] = {{1, 49}, {40, 49}, {7, 300}, {3, 1}, {5, 196}, {2, 1000}};
+    const int64_t shapes[][2] = {{1, 49}, {40, 49}, {7, 300}, {3, 1}, {5, 196}, {3, 256}, {2, 1000}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t rows = shapes[s][0], cols = shapes[s][1], n = rows * cols, ch0 = 3;
         float *x = alloc_f32(n), *other = alloc_f32(n + 5), *y0 = alloc_f32(n), *y1 = alloc_f32(n);
