@@ -652,6 +652,47 @@ static int place_concat_inputs(mrt_exec *e, mrt_memplan_value *mv, concat_alias 
             off += nb;
         }
     }
+    /* A Concat whose inputs all lie in one root output, back to back in its order, is a slice of that output: placed
+       there too, it copies nothing. DenseNet's layers each concatenate every feature of their block so far, a prefix
+       of the block's last Concat, which holds them all (above): 58 of its 62 Concats copied 549 us of 25 ms on one
+       thread, 925 us on two. */
+    for (int s = 0; s < e->n_steps; s++) {
+        mrt_step *step = &e->steps[s];
+        const mrt_node *nd = &g->nodes[step->node];
+        if (step->folded || step->dynamic || step->fused_into >= 0 || step->fusion || strcmp(nd->op_type, "Concat") != 0 ||
+            nd->domain[0] || nd->n_outputs < 1 || nd->n_inputs < 1)
+            continue;
+        int y = nd->outputs[0];
+        if (y < 0 || !mv[y].size || e->fused_away[y] || al[y].into >= 0 || mv[y].size != mrt_tensor_nbytes(&e->vals[y].tensor))
+            continue;
+        const mrt_tensor *yt = &e->vals[y].tensor;
+        int bits = mrt_dtype_bits(yt->dtype), axis = node_axis(nd, yt->rank, 1);
+        if (bits < 8 || bits % 8 || axis < 0 || axis >= yt->rank) continue;
+        int64_t outer = 1;
+        for (int d = 0; d < axis; d++) outer *= yt->shape[d];
+        if (outer != 1) continue;
+        int root = -1;
+        size_t start = 0, at = 0;
+        bool slice = true;
+        for (int k = 0; slice && k < nd->n_inputs; k++) {
+            int x = nd->inputs[k];
+            if (x < 0 || al[x].into < 0 || e->vals[x].tensor.dtype != yt->dtype) {
+                slice = false;
+                break;
+            }
+            int r = x;
+            size_t off = 0;
+            while (al[r].into >= 0) off += al[r].offset, r = al[r].into;
+            if (k == 0) root = r, start = at = off;
+            slice = r == root && off == at;
+            at += mrt_tensor_nbytes(&e->vals[x].tensor);
+        }
+        if (!slice || root == y || at - start != mrt_tensor_nbytes(yt) || start % MRT_ARENA_ALIGN) continue;
+        al[y].into = root;
+        al[y].offset = start;
+        step->inputs_in_output = true;
+        placed += nd->n_inputs;
+    }
     if (!placed) return 0;
     /* each placed value's root (the outermost output it ends up in) takes its lifetime */
     for (int v = 0; v < nv; v++) {

@@ -136,34 +136,48 @@ typedef struct gc_job {
 } gc_job;
 
 /* The band's padded input rows of group gi's channels: row r of channel c at xs + (c in_rows + r) Wp, holding
-   padded columns [0, Wp) of input row oh0 sh - ph + r (zeros outside the image). Masked loads, 16 columns at a
-   time: rows of 9 or 16 floats (RegNet's 7x7 and 14x14 stages) spent a third of the time in memcpy and memset
-   calls. */
+   padded columns [0, Wp) of input row oh0 sh - ph + r (zeros outside the image). A row is a few vectors: each
+   stored whole (what passes Wp lands on the next row's start, stored after it, or in the slot's slack:
+   gc_slot_floats), each loaded whole and masked in registers when the load stays inside x. The loop over a
+   channel's rows only moves two pointers: working the masks and offsets out row by row took about 13 cycles a row
+   of one vector, as much as the Conv's multiply-adds on RegNetX's 7x7 stage (14 -> 7, stride 2: fill 20 of 52 us). */
 __attribute__((target("avx512f"))) static void gc_fill(const gc_job *j, int64_t n, int64_t gi, int64_t oh0, float *xs)
 {
     const gc_geom *g = &j->g;
     const mrt_window *w = &j->p->win;
-    int64_t H = w->in[0], W = w->in[1], pw = w->pad_begin[1];
-    for (int64_t c = 0; c < g->cg; c++)
-        for (int64_t r = 0; r < g->in_rows; r++) {
-            float *d = xs + (c * g->in_rows + r) * g->Wp;
-            int64_t ih = oh0 * w->stride[0] - w->pad_begin[0] + r;
-            bool inside = ih >= 0 && ih < H;
-            const float *s = inside ? j->x + ((n * j->p->c + gi * g->cg + c) * H + ih) * W : NULL;
-            int64_t c0 = 0;
-            if (inside) /* whole vectors inside the image and the row: plain loads and stores */
-                for (; c0 < pw; c0 += 16) {
-                    __m512 v = _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 - pw, W), s + (c0 - pw));
-                    _mm512_mask_storeu_ps(d + c0, mrt_mask16_first(g->Wp - c0), v);
-                }
-            if (inside)
-                for (; c0 + 16 <= g->Wp && c0 - pw + 16 <= W; c0 += 16) _mm512_storeu_ps(d + c0, _mm512_loadu_ps(s + (c0 - pw)));
-            for (; c0 < g->Wp; c0 += 16) {
-                /* input columns c0 - pw + [0, 16): the masked lanes are not read */
-                __m512 v = inside ? _mm512_maskz_loadu_ps(mrt_mask16_inside(c0 - pw, W), s + (c0 - pw)) : _mm512_setzero_ps();
-                _mm512_mask_storeu_ps(d + c0, mrt_mask16_first(g->Wp - c0), v);
+    int64_t H = w->in[0], W = w->in[1], pw = w->pad_begin[1], Wp = g->Wp, total = j->p->n * j->p->c * H * W;
+    int64_t ih0 = oh0 * w->stride[0] - w->pad_begin[0]; /* row 0's input row */
+    int64_t r_lo = ih0 < 0 ? -ih0 : 0, r_hi = H - ih0 < g->in_rows ? H - ih0 : g->in_rows; /* rows inside */
+    if (r_hi < r_lo) r_hi = r_lo;
+    int64_t nv = (Wp + 15) / 16;
+    /* the first and last vectors' masks; those between are whole when the row is at least as wide */
+    __mmask16 k_first = mrt_mask16_inside(-pw, W), k_last = mrt_mask16_inside(16 * (nv - 1) - pw, W);
+    bool mid_whole = true;
+    for (int64_t v = 1; v + 1 < nv && mid_whole; v++) mid_whole = mrt_mask16_inside(16 * v - pw, W) == 0xFFFF;
+    for (int64_t c = 0; c < g->cg; c++) {
+        float *d = xs + c * g->in_rows * Wp;
+        for (int64_t r = 0; r < r_lo; r++, d += Wp)
+            for (int64_t v = 0; v < nv; v++) _mm512_storeu_ps(d + 16 * v, _mm512_setzero_ps());
+        int64_t at = ((n * j->p->c + gi * g->cg + c) * H + ih0 + r_lo) * W - pw; /* the first row's vector 0 */
+        const float *s = j->x + at;
+        bool plain = mid_whole && r_hi > r_lo && at >= 0 && at + (r_hi - r_lo - 1) * W + 16 * nv <= total;
+        if (plain && nv == 1) {
+            for (int64_t r = r_lo; r < r_hi; r++, s += W, d += Wp)
+                _mm512_storeu_ps(d, _mm512_maskz_mov_ps(k_first, _mm512_loadu_ps(s)));
+        } else if (plain) {
+            for (int64_t r = r_lo; r < r_hi; r++, s += W, d += Wp) {
+                _mm512_storeu_ps(d, _mm512_maskz_mov_ps(k_first, _mm512_loadu_ps(s)));
+                for (int64_t v = 1; v + 1 < nv; v++) _mm512_storeu_ps(d + 16 * v, _mm512_loadu_ps(s + 16 * v));
+                _mm512_storeu_ps(d + 16 * (nv - 1), _mm512_maskz_mov_ps(k_last, _mm512_loadu_ps(s + 16 * (nv - 1))));
             }
+        } else {
+            for (int64_t r = r_lo; r < r_hi; r++, s += W, d += Wp) /* masked loads: the lanes masked out are not read */
+                for (int64_t v = 0; v < nv; v++)
+                    _mm512_storeu_ps(d + 16 * v, _mm512_maskz_loadu_ps(mrt_mask16_inside(16 * v - pw, W), s + 16 * v));
         }
+        for (int64_t r = r_hi; r < g->in_rows; r++, d += Wp)
+            for (int64_t v = 0; v < nv; v++) _mm512_storeu_ps(d + 16 * v, _mm512_setzero_ps());
+    }
 }
 
 /* Outputs [0, npos) of the band for the block whose W columns start at wt, into os ([position][lane]). koff[k]:

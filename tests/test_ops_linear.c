@@ -1779,6 +1779,30 @@ Test(linear, averagepool_random)
     run_pool(&r, &h, "AveragePool opset 7");
 }
 
+/* A 2x2/2 window of -0s averages to +0, as the float64 kernel's sum from +0 gives (ap22_rows adds its taps to +0 too) */
+Test(linear, averagepool_2x2_of_negative_zeros_is_positive_zero)
+{
+    int64_t shape[4] = {1, 2, 4, 18};
+    mrt_tensor x = th_from_f64(MRT_DTYPE_FLOAT, 4, shape, (double[144]){0}), y;
+    for (int i = 0; i < 144; i++) ((float *)x.data)[i] = -0.0f;
+    for (int threads = 1; threads <= 2; threads++) {
+        th_case *c = th_begin("AveragePool", "", 19);
+        th_input(c, &x);
+        th_attr_ints(c, "kernel_shape", 2, (int64_t[]){2, 2});
+        th_attr_ints(c, "strides", 2, (int64_t[]){2, 2});
+        mrt_session_options opt = mrt_session_options_default();
+        opt.n_threads = threads;
+        cr_assert_eq(th_run_opt(c, &opt, 1, &y), MRT_STATUS_OK, "%s", mrt_last_error());
+        for (int i = 0; i < 2 * 2 * 9; i++) {
+            float v = ((float *)y.data)[i];
+            cr_assert(v == 0.0f && !signbit(v), "output %d is %a, want +0", i, (double)v);
+        }
+        mrt_tensor_release(&y);
+        th_free(c);
+    }
+    mrt_tensor_release(&x);
+}
+
 /* float32 2-D AveragePool (ops_cpu/pool.c: per-row window bounds, and AVX-512 rows of 8 outputs for column strides
    1 and 2) gives the double sums of the float64 kernel rounded once, bit for bit: MaxViT's 3x3/2 unpadded on
    114x114, 3x3/2 with pads (count_include_pad 0 and 1) on 57x61 and 20x33 (its last full row of 8 ends one output
@@ -1796,7 +1820,11 @@ Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
     } cases[] = {{114, 114, 3, 2, 0, 0, 1}, {57, 61, 3, 2, 1, 0, 1}, {57, 61, 3, 2, 1, 1, 1}, {20, 33, 3, 2, 1, 0, 1},
                  {40, 45, 2, 2, 0, 0, 1},   {30, 37, 3, 1, 1, 0, 1},  {37, 37, 3, 1, 0, 0, 1},  {19, 19, 3, 1, 0, 0, 1},
                  {10, 10, 3, 1, 0, 0, 1},   {17, 17, 3, 1, 1, 1, 1},  {17, 17, 3, 1, 1, 0, 1},  {23, 20, 3, 1, 0, 0, 2},
-                 {21, 23, 3, 2, 1, 0, 1},   {600, 20, 3, 1, 1, 1, 1}};
+                 {21, 23, 3, 2, 1, 0, 1},   {600, 20, 3, 1, 1, 1, 1},
+                 /* 2x2/2 unpadded (ap22_rows): DenseNet's 56, 28 and 14 (rows of 3.5, 1.75 and 0.875 vectors), odd
+                    sizes (a last row and column no window reads), the smallest plane */
+                 {56, 56, 2, 2, 0, 1, 1},   {28, 28, 2, 2, 0, 0, 1},  {14, 14, 2, 2, 0, 0, 1},  {41, 35, 2, 2, 0, 0, 1},
+                 {3, 2, 2, 2, 0, 0, 1}};
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int threads = 1; threads <= 2; threads++) {
             int64_t shape[4] = {1, 3, cases[ci].h, cases[ci].w}, n = 3 * cases[ci].h * cases[ci].w;

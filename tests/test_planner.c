@@ -319,6 +319,26 @@ static mrt_model *concat_model(const concat_case *cc)
         mrt_graph_add_node(g, "t4", "Neg", "", 1, (const char *[]){"t3"}, 1, (const char *[]){"t4"}, &n);
         mrt_graph_add_node(g, "cat", "Concat", "", 2, (const char *[]){"a", "t4"}, 1, (const char *[]){"y"}, &n);
         break;
+    case 5: /* DenseNet's block: each layer concatenates every feature so far, a prefix of the last Concat, which
+               holds them all; the earlier Concats are its slices and copy nothing (their inputs: 1 + 2) */
+        mrt_graph_add_node(g, "cat1", "Concat", "", 1, (const char *[]){"a"}, 1, (const char *[]){"p1"}, &n);
+        mrt_node_add_attr_int(n, "axis", 1);
+        mrt_graph_add_node(g, "n1", "Neg", "", 1, (const char *[]){"p1"}, 1, (const char *[]){"n1"}, &n);
+        mrt_graph_add_node(g, "cat2", "Concat", "", 2, (const char *[]){"a", "n1"}, 1, (const char *[]){"p2"}, &n);
+        mrt_node_add_attr_int(n, "axis", 1);
+        mrt_graph_add_node(g, "n2", "ReduceMax", "", 1, (const char *[]){"p2"}, 1, (const char *[]){"r2"}, &n);
+        mrt_node_add_attr_ints(n, "axes", 1, (const int64_t[]){1});
+        mrt_graph_add_node(g, "n2b", "Add", "", 2, (const char *[]){"r2", "c"}, 1, (const char *[]){"n2"}, &n);
+        mrt_graph_add_node(g, "cat", "Concat", "", 3, (const char *[]){"a", "n1", "n2"}, 1, (const char *[]){"y"}, &n);
+        break;
+    case 6: /* a Concat of two of the last one's inputs out of order, or not back to back, stays a copy */
+        mrt_graph_add_node(g, "cat1", "Concat", "", 2, (const char *[]){"b", "a"}, 1, (const char *[]){"p1"}, &n);
+        mrt_node_add_attr_int(n, "axis", 1);
+        mrt_graph_add_node(g, "cat2", "Concat", "", 2, (const char *[]){"a", "c"}, 1, (const char *[]){"p2"}, &n);
+        mrt_node_add_attr_int(n, "axis", 1);
+        mrt_graph_add_node(g, "s12", "Add", "", 2, (const char *[]){"p1", "p2"}, 1, (const char *[]){"s12"}, &n);
+        mrt_graph_add_node(g, "cat", "Concat", "", 4, (const char *[]){"a", "b", "c", "s12"}, 1, (const char *[]){"y"}, &n);
+        break;
     default: /* the same input twice, and a graph input */
         mrt_graph_add_node(g, "cat", "Concat", "", 4, (const char *[]){"a", "a", "x", "b"}, 1, (const char *[]){"y"}, &n);
         break;
@@ -354,6 +374,8 @@ Test(planner, concat_inputs_written_in_place_give_the_same_bits)
         {"nested Concats", {1, 4, 8, 8}, 4, 4, 2},
         {"an input twice (its first place only), a graph input", {1, 4, 8, 8}, 4, 2, 3},
         {"a chain computed between", {1, 4, 8, 8}, 4, 2, 4},
+        {"DenseNet: earlier Concats are prefixes of the last", {1, 4, 8, 8}, 4, 6, 5},
+        {"slices out of order or apart stay copies", {1, 4, 8, 8}, 4, 4, 6},
         {"batch 2: blocks interleave", {2, 4, 8, 8}, 4, 0, 0},
         {"60-byte blocks: the second and third start off the alignment", {1, 3, 5}, 3, 1, 0},
     };
