@@ -1816,7 +1816,7 @@ Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
        time, with one- and eight-output vectors), the same with padding (edge outputs, rows not all inside), row
        dilation 2, stride 2 narrow, and a plane taller than the kernel's table of row taps */
     static const struct {
-        int64_t h, w, k, s, pad, cip, dil;
+        int64_t h, w, k, s, pad, cip, dil, ceil;
     } cases[] = {{114, 114, 3, 2, 0, 0, 1}, {57, 61, 3, 2, 1, 0, 1}, {57, 61, 3, 2, 1, 1, 1}, {20, 33, 3, 2, 1, 0, 1},
                  {40, 45, 2, 2, 0, 0, 1},   {30, 37, 3, 1, 1, 0, 1},  {37, 37, 3, 1, 0, 0, 1},  {19, 19, 3, 1, 0, 0, 1},
                  {10, 10, 3, 1, 0, 0, 1},   {17, 17, 3, 1, 1, 1, 1},  {17, 17, 3, 1, 1, 0, 1},  {23, 20, 3, 1, 0, 0, 2},
@@ -1824,7 +1824,9 @@ Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
                  /* 2x2/2 unpadded (ap22_rows): DenseNet's 56, 28 and 14 (rows of 3.5, 1.75 and 0.875 vectors), odd
                     sizes (a last row and column no window reads), the smallest plane */
                  {56, 56, 2, 2, 0, 1, 1},   {28, 28, 2, 2, 0, 0, 1},  {14, 14, 2, 2, 0, 0, 1},  {41, 35, 2, 2, 0, 0, 1},
-                 {3, 2, 2, 2, 0, 0, 1}};
+                 {3, 2, 2, 2, 0, 0, 1},
+                 /* ceil_mode on odd sizes: the last row's and column's windows hang over the edge (not ap22_rows) */
+                 {41, 35, 2, 2, 0, 0, 1, 1}, {41, 35, 2, 2, 0, 1, 1, 1}, {3, 3, 2, 2, 0, 0, 1, 1}};
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int threads = 1; threads <= 2; threads++) {
             int64_t shape[4] = {1, 3, cases[ci].h, cases[ci].w}, n = 3 * cases[ci].h * cases[ci].w;
@@ -1843,6 +1845,7 @@ Test(linear, averagepool_float32_rows_are_the_float64_sums_rounded)
                 int64_t p = cases[ci].pad;
                 th_attr_ints(c, "pads", 4, (int64_t[]){p, p, p, p});
                 th_attr_int(c, "count_include_pad", cases[ci].cip);
+                th_attr_int(c, "ceil_mode", cases[ci].ceil);
                 mrt_session_options opt = mrt_session_options_default();
                 opt.n_threads = threads;
                 cr_assert_eq(th_run_opt(c, &opt, 1, &y[t]), MRT_STATUS_OK, "%s", mrt_last_error());
