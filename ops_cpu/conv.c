@@ -388,6 +388,30 @@ void mrt_conv_pack_b(const void *src, int64_t k0, int64_t k1, int64_t j0, int64_
         }
         return;
     }
+    if (nsp == 2 && s > 2 && !cs->taps && !w->pad_begin[0] && !w->pad_begin[1] && !w->pad_end[0] && !w->pad_end[1]) {
+        /* 2-D, no padding, a column stride past 2 (ViT's 16x16/16 and Swin's 4x4/4 patch embeddings): every tap
+           reads the image, so column j of row kk = (c, kh, kw) is at a fixed offset of the panel's column j plus
+           one of the row's. The runs below, worked out per (panel, tap) and replayed for only three channels, were
+           most of the packing (ViT's: 0.1 ms of the Conv's 0.49 on one thread). */
+        int64_t W = w->in[1], OW = w->out[1], KW = w->kernel[1];
+        for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
+            int64_t jn = (jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1) - jb;
+            float *panel = dst + q * kc * MRT_SGEMM_NR;
+            int64_t at[MRT_SGEMM_NR]; /* column j's window corner */
+            for (int64_t j = 0; j < jn; j++) {
+                int64_t o = jb + cs->j_base + j;
+                at[j] = o / OW * w->stride[0] * W + o % OW * s;
+            }
+            for (int64_t kk = k0; kk < k1; kk++) {
+                int64_t tap = kk % kn, kh = tap / KW, kw = tap % KW;
+                const float *im = cs->x + kk / kn * cs->in_numel + kh * w->dilation[0] * W + kw * w->dilation[1];
+                float *d = panel + (kk - k0) * MRT_SGEMM_NR;
+                for (int64_t j = 0; j < jn; j++) d[j] = im[at[j]];
+                for (int64_t j = jn; j < MRT_SGEMM_NR; j++) d[j] = 0.0f;
+            }
+        }
+        return;
+    }
     for (int64_t jb = j0, q = 0; jb < j1; jb += MRT_SGEMM_NR, q++) {
         int64_t je = jb + MRT_SGEMM_NR < j1 ? jb + MRT_SGEMM_NR : j1;
         float *panel = dst + q * kc * MRT_SGEMM_NR;

@@ -1022,6 +1022,26 @@ Test(linear, conv_large_images)
     run_conv_cases(&r, cases, sizeof cases / sizeof *cases, 2);
 }
 
+/* Unpadded windows with a column stride past 2 pack B straight from the image (ops_cpu/conv.c): ViT's 16x16/16
+   patches (k = 768: three k blocks, one partial panel), Swin's 4x4/4 (196 positions: five panels), 3x3/3, 2x2 at
+   stride 4 (columns no window reads), dilation 2 at stride 3, row stride 1 with column stride 3, two images of two
+   groups; 1 and 2 threads, against the GEMM's chains bit for bit */
+Test(linear, conv_unpadded_wide_strides)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("linear.conv_unpadded_wide_strides"));
+    const conv_case cases[] = {
+        {2, 1, 3, 40, 1, {64, 48}, {16, 16}, {16, 16}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 3, 48, 1, {56, 56}, {4, 4}, {4, 4}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 5, 36, 1, {20, 17}, {3, 3}, {3, 3}, {1, 1}, {0}, "NOTSET", false, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 4, 36, 1, {23, 21}, {2, 2}, {4, 4}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 2, 34, 1, {25, 25}, {3, 3}, {3, 3}, {2, 2}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 1, 4, 40, 1, {10, 50}, {3, 3}, {1, 3}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+        {2, 2, 4, 80, 2, {32, 32}, {4, 4}, {4, 4}, {1, 1}, {0}, "NOTSET", true, false, MRT_DTYPE_FLOAT, 22, 0},
+    };
+    run_conv_cases(&r, cases, sizeof cases / sizeof *cases, 2);
+}
+
 /* The stems' rows path fills, per block of 16 output rows, the input rows the block reads into the thread's own
    slot: blocks whose rows start in the top padding, overlap the next block's (stride 1, dilation 2), or are the
    whole image (fewer rows than a block reads), on 1 to 3 threads, against the GEMM's chains bit for bit */
