@@ -411,6 +411,21 @@ static void silu_generic(float *y, const float *x, int64_t n)
 }
 
 #ifdef VM_HAVE_AVX512
+/* sigmoid16's quotient: (1, or t_hi + m_lo for the lanes in neg) / (d_hi + d_lo), from the reciprocal of the
+   rounded denominator and one correction of the remainder (sigmoid16_near shares it) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 sig_quotient(__mmask16 neg, __m512 t_hi,
+                                                                                  __m512 m_lo, __m512 d_hi,
+                                                                                  __m512 d_lo)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 num_hi = _mm512_mask_blend_ps(neg, one, t_hi);
+    __m512 inv = _mm512_div_ps(one, _mm512_add_ps(d_hi, d_lo));
+    __m512 qq = _mm512_mul_ps(num_hi, inv);
+    __m512 rem = _mm512_fnmadd_ps(qq, d_hi, num_hi);
+    rem = _mm512_fnmadd_ps(qq, d_lo, _mm512_mask_add_ps(rem, neg, rem, m_lo));
+    return _mm512_fmadd_ps(rem, inv, qq);
+}
+
 /* sigmoid_one on 16 lanes, operation for operation */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16(__m512 xv)
 {
@@ -436,12 +451,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
     __m512 u_hi = _mm512_mul_ps(t_hi, s1), u_lo = _mm512_mul_ps(m_lo, s1);
     __m512 d_hi = _mm512_add_ps(one, u_hi);
     __m512 d_lo = _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(one, d_hi), u_hi), u_lo);
-    __m512 num_hi = _mm512_mask_blend_ps(neg, one, t_hi);
-    __m512 inv = _mm512_div_ps(one, _mm512_add_ps(d_hi, d_lo));
-    __m512 qq = _mm512_mul_ps(num_hi, inv);
-    __m512 rem = _mm512_fnmadd_ps(qq, d_hi, num_hi);
-    rem = _mm512_fnmadd_ps(qq, d_lo, _mm512_mask_add_ps(rem, neg, rem, m_lo));
-    __m512 t = _mm512_fmadd_ps(rem, inv, qq);
+    __m512 t = sig_quotient(neg, t_hi, m_lo, d_hi, d_lo);
     return _mm512_mask_scalef_ps(t, neg, t, _mm512_cvtepi32_ps(n)); /* t 2^n rounded once, for x < 0 */
 }
 
@@ -472,12 +482,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
     __m512 u_lo = _mm512_mul_ps(m_lo, s1);
     __m512 d_hi = _mm512_fmadd_ps(t_hi, s1, one);                                   /* 1 + u_hi */
     __m512 d_lo = _mm512_add_ps(_mm512_fmadd_ps(t_hi, s1, _mm512_sub_ps(one, d_hi)), u_lo); /* (1 - d_hi) + u_hi */
-    __m512 num_hi = _mm512_mask_blend_ps(neg, one, t_hi);
-    __m512 inv = _mm512_div_ps(one, _mm512_add_ps(d_hi, d_lo));
-    __m512 qq = _mm512_mul_ps(num_hi, inv);
-    __m512 rem = _mm512_fnmadd_ps(qq, d_hi, num_hi);
-    rem = _mm512_fnmadd_ps(qq, d_lo, _mm512_mask_add_ps(rem, neg, rem, m_lo));
-    __m512 t = _mm512_fmadd_ps(rem, inv, qq);
+    __m512 t = sig_quotient(neg, t_hi, m_lo, d_hi, d_lo);
     return _mm512_mask_mul_ps(t, neg, t, s1);
 }
 
