@@ -1,8 +1,9 @@
 /* Element-wise work fused into the node that produces its input (engine/fuse.c decides, at plan time):
  * Conv -> [BatchNormalization] -> [Add(residual)] -> [Relu | Clip | Sigmoid | SiLU (x * Sigmoid(x)) | HardSwish |
- * GELU written out with Erf], and
- * MatMul/Gemm -> [Add(bias vector)] -> [Add(residual)] -> [the same activations], and Add/Sub/Mul/Div -> [GELU
- * written out with Erf] (ops_cpu/elementwise_binary.c), run as one step whose kernel
+ * GELU written out with Erf | a pointwise program], and
+ * MatMul/Gemm -> [Add(bias vector)] -> [Add(residual)] -> [the same activations; a program also behind a Reshape],
+ * and Add/Sub/Mul/Div -> [GELU written out with Erf | a pointwise program] (ops_cpu/elementwise_binary.c), run as
+ * one step whose kernel
  * writes the last node's output, applying these post-ops to each block of results while it is
  * still in cache. Each post-op computes exactly what the stand-alone kernel computes (the same formula, the same
  * functions), so a fused run gives the same bits as an unfused one (--no-fuse). */
@@ -61,6 +62,44 @@ typedef struct mrt_gelu_erf_nodes {
     bool add_first, x_first, mul_first;
 } mrt_gelu_erf_nodes;
 
+/* A pointwise program: a group of element-wise nodes over one tensor x that engine/fuse.c found closed (each value
+   read only inside the group but the last), as straight-line code over registers of x's elements. The arithmetic
+   ops take two registers or a register and the scalar constant k (a or b -1: k, in the node's operand order); Pow
+   takes a register and a constant exponent; the unary ops read register a. Each runs the float32 loop of its own
+   stand-alone kernel (ops_cpu/elementwise*.c), so the program gives the nodes' bits. Register 0 holds x on entry
+   and the result on exit. GPT-2's GELU in its tanh form is eight such nodes (Mul, Pow, Mul, Add, Mul, Tanh, Add, Mul);
+   Mish written out is three. */
+#define MRT_PW_UNARY_OPS(X)                                                                                      \
+    X(ABS, "Abs") X(NEG, "Neg") X(SQRT, "Sqrt") X(EXP, "Exp") X(LOG, "Log") X(RECIPROCAL, "Reciprocal")         \
+    X(FLOOR, "Floor") X(CEIL, "Ceil") X(ROUND, "Round") X(SIGN, "Sign") X(ERF, "Erf") X(SIN, "Sin") X(COS, "Cos") \
+    X(TAN, "Tan") X(ASIN, "Asin") X(ACOS, "Acos") X(ATAN, "Atan") X(SINH, "Sinh") X(COSH, "Cosh")                 \
+    X(ASINH, "Asinh") X(ACOSH, "Acosh") X(ATANH, "Atanh") X(RELU, "Relu") X(SIGMOID, "Sigmoid") X(TANH, "Tanh")  \
+    X(SOFTPLUS, "Softplus") X(SOFTSIGN, "Softsign")
+
+typedef enum mrt_pw_code {
+    MRT_PW_ADD,
+    MRT_PW_SUB,
+    MRT_PW_MUL,
+    MRT_PW_DIV,
+    MRT_PW_POW, /* the last binary code: the unary ones follow */
+#define MRT_PW_X(name, op_type) MRT_PW_##name,
+    MRT_PW_UNARY_OPS(MRT_PW_X)
+#undef MRT_PW_X
+} mrt_pw_code;
+
+enum { MRT_PW_MAX_INSTR = 16, MRT_PW_MAX_REGS = 6 };
+
+typedef struct mrt_pw_instr {
+    mrt_pw_code code;
+    int8_t dst, a, b; /* registers; a or b -1: the constant k */
+    float k;
+} mrt_pw_instr;
+
+typedef struct mrt_pw_program {
+    int n;
+    mrt_pw_instr ins[MRT_PW_MAX_INSTR];
+} mrt_pw_program;
+
 typedef enum mrt_post_kind {
     MRT_POST_BATCHNORM, /* y = mrt_bn_apply_f32(x, bn[c]), the coefficients as BatchNormalization computes them */
     MRT_POST_ADD,       /* y = x + other[i]: a tensor of the output's shape (a residual connection) */
@@ -71,6 +110,7 @@ typedef enum mrt_post_kind {
     MRT_POST_SILU,      /* y = x * sigmoid(x): the Sigmoid + Mul pair */
     MRT_POST_HARDSWISH, /* y = mrt_hardswish_f32(x) */
     MRT_POST_GELU_ERF_NODES, /* the five nodes of mrt_gelu_erf_nodes (mrt_vgelu_erf_nodes_f32) */
+    MRT_POST_POINTWISE,      /* a pointwise program (mrt_pw_program) */
 } mrt_post_kind;
 
 typedef struct mrt_post_op {
@@ -80,6 +120,7 @@ typedef struct mrt_post_op {
     int64_t n_cols;       /* ADD_ROW: the output's last dimension */
     float lo, hi;         /* CLIP */
     mrt_gelu_erf_nodes gelu; /* GELU_ERF_NODES */
+    const mrt_pw_program *pw; /* POINTWISE */
 } mrt_post_op;
 
 enum { MRT_MAX_POST_OPS = 4 };

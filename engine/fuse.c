@@ -195,6 +195,116 @@ static bool gelu_erf_chain(fuse_scan *fs, int p, int x, mrt_post_op *op, int *ab
     return true;
 }
 
+/* The pointwise-program code of step s's node (the arithmetic ops without legacy broadcast attributes, the
+   attribute-free unary ops of MRT_PW_UNARY_OPS), or -1 */
+static int pw_code(const mrt_exec *e, int s)
+{
+    const mrt_node *nd = node_of(e, s);
+    static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow"};
+    for (int c = MRT_PW_ADD; c <= MRT_PW_POW; c++)
+        if (is_op(nd, binary[c])) return nd->n_inputs == 2 && e->steps[s].opset >= 7 ? c : -1;
+#define MRT_PW_X(name, op_type)                                                                                    \
+    if (is_op(nd, op_type)) return nd->n_inputs == 1 ? MRT_PW_##name : -1;
+    MRT_PW_UNARY_OPS(MRT_PW_X)
+#undef MRT_PW_X
+    return -1;
+}
+
+/* Step s as instruction *in over the group's values val[0..n] (the instruction's registers still value indices):
+   its inputs group values or, at most one of them, a scalar float32 constant (a Pow's exponent only), its output
+   float32 of x's shape */
+static bool pw_instr(const mrt_exec *e, int s, const int *val, int n, const mrt_tensor *xt, mrt_pw_instr *in)
+{
+    int code = pw_code(e, s);
+    const mrt_node *nd = node_of(e, s);
+    if (code < 0 || !fusable_step(&e->steps[s]) || nd->n_outputs < 1 || nd->outputs[0] < 0) return false;
+    for (int i = 1; i < nd->n_outputs; i++)
+        if (nd->outputs[i] >= 0) return false;
+    const mrt_value *ov = &e->vals[nd->outputs[0]];
+    if (ov->kind != MRT_VALUE_TENSOR || ov->tensor.dtype != MRT_DTYPE_FLOAT || !mrt_tensor_same_shape(&ov->tensor, xt))
+        return false;
+    *in = (mrt_pw_instr){.code = (mrt_pw_code)code, .a = -1, .b = -1};
+    int8_t *slot[2] = {&in->a, &in->b};
+    for (int i = 0; i < nd->n_inputs; i++) {
+        for (int k = 0; k <= n; k++)
+            if (nd->inputs[i] == val[k]) *slot[i] = (int8_t)k;
+        if (*slot[i] >= 0) continue;
+        bool first;
+        if (code > MRT_PW_POW || (code == MRT_PW_POW && i == 0) || (in->a < 0 && i == 1) ||
+            !scalar_operand(e, nd, nd->inputs[1 - i], &in->k, &first))
+            return false;
+    }
+    return code != MRT_PW_POW || in->b < 0; /* a Pow's exponent is the constant */
+}
+
+/* A pointwise program over x (mrt_pw_program): the element-wise nodes after step p that read x and each other (and
+   scalar constants), every value x's shape, each value read inside the group alone but the last, whose readers lie
+   outside. Greedy, in step order, then cut back to its longest prefix that is closed so (a value read by a node
+   that cannot join ends the group there, or x's, and then there is none). Fills *pg, the steps into absorbed and
+   the values they skip into fused_away; the group's output in *y. */
+static bool pointwise_group(fuse_scan *fs, int p, int x, mrt_pw_program *pg, int *absorbed, uint8_t *fused_away,
+                            int *y)
+{
+    const mrt_exec *e = fs->e;
+    if (!plain_value(fs, x)) return false;
+    const mrt_tensor *xt = &e->vals[x].tensor;
+    int val[MRT_PW_MAX_INSTR + 1] = {x}, step[MRT_PW_MAX_INSTR], n = 0;
+    int unseen = fs->readers[x]; /* the group's values' readers not yet met: none left, the group is closed */
+    for (int s = p + 1; s < e->n_steps && unseen > 0; s++) {
+        const mrt_node *nd = node_of(e, s);
+        int hits = 0;
+        for (int i = 0; i < nd->n_inputs; i++)
+            for (int k = 0; k <= n; k++) hits += nd->inputs[i] == val[k];
+        if (!hits) continue;
+        unseen -= hits;
+        if (n == MRT_PW_MAX_INSTR || !pw_instr(e, s, val, n, xt, &pg->ins[n])) continue; /* a reader outside */
+        step[n++] = s;
+        val[n] = nd->outputs[0];
+        unseen += fs->readers[val[n]];
+    }
+    /* the longest closed prefix: every value but its output read, and only by its instructions */
+    for (; n > 0; n--) {
+        bool closed = true;
+        for (int k = 0; k < n && closed; k++) {
+            int in_prefix = 0;
+            for (int i = 0; i < n; i++) in_prefix += (pg->ins[i].a == k) + (pg->ins[i].b == k);
+            closed = in_prefix > 0 && in_prefix == fs->readers[val[k]] && plain_value(fs, val[k]);
+        }
+        if (closed) break;
+    }
+    if (n == 0) return false;
+    /* registers: each value one from its instruction to its last reader; an instruction may write over an operand
+       it reads last (each loop reads element i before it writes it) */
+    int last[MRT_PW_MAX_INSTR + 1], reg[MRT_PW_MAX_INSTR + 1];
+    for (int k = 0; k <= n; k++) last[k] = -1;
+    for (int i = 0; i < n; i++) {
+        if (pg->ins[i].a >= 0) last[pg->ins[i].a] = i;
+        if (pg->ins[i].b >= 0) last[pg->ins[i].b] = i;
+    }
+    bool busy[MRT_PW_MAX_REGS] = {true};
+    reg[0] = 0;
+    for (int i = 0; i < n; i++) {
+        mrt_pw_instr *in = &pg->ins[i];
+        int va = in->a, vb = in->b;
+        if (va >= 0) in->a = (int8_t)reg[va];
+        if (vb >= 0) in->b = (int8_t)reg[vb];
+        if (va >= 0 && last[va] == i) busy[reg[va]] = false;
+        if (vb >= 0 && last[vb] == i) busy[reg[vb]] = false;
+        int r = 0;
+        while (r < MRT_PW_MAX_REGS && busy[r]) r++;
+        if (r == MRT_PW_MAX_REGS) return false;
+        busy[r] = true;
+        reg[i + 1] = r;
+        in->dst = (int8_t)r;
+    }
+    if (reg[n] != 0) return false; /* every other value dead by then: cannot happen */
+    pg->n = n;
+    memcpy(absorbed, step, (size_t)n * sizeof *step);
+    for (int k = 0; k < n; k++) fused_away[val[k]] = 1;
+    *y = val[n];
+    return true;
+}
+
 static mrt_fusion *fusion_new(void)
 {
     mrt_fusion *f = calloc(1, sizeof *f);
@@ -206,6 +316,40 @@ static void add_op(mrt_fusion *f, mrt_post_kind kind)
 {
     f->other_value[f->ep.n_ops] = -1;
     f->ep.ops[f->ep.n_ops++] = (mrt_post_op){.kind = kind};
+}
+
+/* Where nothing else joins a chain at *x: a pointwise program over *x, or, after a MatMul or Gemm, over a Reshape
+   (Flatten, Squeeze, Unsqueeze) of it that alone reads it (GPT-2's GELU reads its c_fc Gemm's result as [2, 48,
+   1024]): the producer writes its rows, which are the Reshape's elements, and the program runs over them. */
+static bool pointwise_link(fuse_scan *fs, int p, int *x, mrt_fusion *f, int *absorbed, int *n_abs, uint8_t *fused_away)
+{
+    mrt_exec *e = fs->e;
+    const mrt_node *pn = node_of(e, p);
+    int from = p, gx = *x, r = only_reader(fs, *x);
+    const mrt_node *rn = r >= 0 ? node_of(e, r) : NULL;
+    if (rn && (is_op(pn, "MatMul") || is_op(pn, "Gemm")) && f->ep.n_ops == 0 &&
+        (is_op(rn, "Reshape") || is_op(rn, "Flatten") || is_op(rn, "Squeeze") || is_op(rn, "Unsqueeze")) &&
+        rn->inputs[0] == *x && rn->n_outputs == 1 && plain_value(fs, rn->outputs[0]) &&
+        mrt_tensor_numel(&e->vals[rn->outputs[0]].tensor) == mrt_tensor_numel(&e->vals[*x].tensor)) {
+        from = r;
+        gx = rn->outputs[0];
+    }
+    mrt_pw_program *pg = calloc(1, sizeof *pg);
+    int y, n0 = *n_abs + (from != p);
+    if (!pg || !pointwise_group(fs, from, gx, pg, absorbed + n0, fused_away, &y)) {
+        free(pg);
+        return false;
+    }
+    if (from != p) { /* the Reshape: its input is not computed either */
+        absorbed[*n_abs] = from;
+        fused_away[*x] = 1;
+    }
+    *n_abs = n0 + pg->n;
+    f->pw = pg;
+    f->other_value[f->ep.n_ops] = -1;
+    f->ep.ops[f->ep.n_ops++] = (mrt_post_op){.kind = MRT_POST_POINTWISE, .pw = pg};
+    *x = y;
+    return true;
 }
 
 /* Grow the chain that starts at producer step p (output x): returns the fusion, or NULL when nothing joins. */
@@ -222,7 +366,7 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
     int64_t channels = conv ? xt->shape[1] : 0, cols = xt->shape[xt->rank - 1];
     mrt_fusion *f = fusion_new();
     if (!f) return NULL;
-    int absorbed[2 * MRT_MAX_POST_OPS], n_abs = 0;
+    int absorbed[2 * MRT_MAX_POST_OPS + MRT_PW_MAX_INSTR + 1], n_abs = 0;
     /* a BatchNormalization (its kernel applies the epilogue per channel plane): from the residual Add on */
     enum { AT_BN, AT_ADD, AT_ACT, DONE } stage = bn ? AT_ADD : AT_BN;
     while (stage != DONE && f->ep.n_ops < MRT_MAX_POST_OPS) {
@@ -315,6 +459,7 @@ static mrt_fusion *grow_chain(fuse_scan *fs, int p, uint8_t *fused_away)
         absorbed[n_abs++] = r;
         x = y;
     }
+    if (stage != DONE && f->ep.n_ops < MRT_MAX_POST_OPS) pointwise_link(fs, p, &x, f, absorbed, &n_abs, fused_away);
     if (f->ep.n_ops == 0) {
         mrt_fusion_free(f);
         return NULL;
@@ -592,6 +737,7 @@ void mrt_fusion_free(mrt_fusion *f)
     if (!f) return;
     free(f->coef);
     free(f->pro_coef);
+    free(f->pw);
     free(f);
 }
 

@@ -14,6 +14,7 @@ typedef struct mrt_fusion {
     int other_value[MRT_MAX_POST_OPS]; /* per op: the ADD operand's value, else -1 */
     mrt_bn_coef *coef;                 /* BatchNormalization's, per channel (owned) */
     mrt_bn_coef *pro_coef;             /* a BatchNormalization fused in before the step (pro.bn), per channel (owned) */
+    mrt_pw_program *pw;                /* a pointwise program's (owned) */
     /* a Mul(x, s), a BatchNormalization(x) [-> Relu] or a zero Pad of x fused in before the step (mrt_prologue): the
        step reads in_value (x) as its input 0 and, for the Mul, scale_value (s) through `pro` (-1 for the others);
        in_value is -1 when there is none */

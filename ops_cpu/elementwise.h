@@ -3,6 +3,7 @@
 #pragma once
 
 #include "engine/dtype.h"
+#include "engine/epilogue.h"
 #include "engine/op.h"
 
 #ifdef __cplusplus
@@ -63,6 +64,12 @@ mrt_status mrt_ew_run_binary(mrt_op_ctx *ctx, const mrt_ew_binary_fn *fns, const
 /* Same for unary loops over numel(x) elements (out has x's shape). */
 mrt_status mrt_ew_run_unary(mrt_op_ctx *ctx, const mrt_ew_unary_fn *fns, const mrt_tensor *x, mrt_tensor *out,
                             const mrt_ew_params *p);
+
+/* A pointwise program's unary and Pow instructions (engine/epilogue.h, ops_cpu/epilogue.c) on float32: the loops
+   their nodes' stand-alone kernels run (Pow's: the one mrt_cpu_pow chooses for this scalar exponent), so fusion keeps
+   the bits. o may alias a element for element. */
+void mrt_ew_pw_unary(mrt_pw_code code, float *o, const float *a, int64_t n);
+void mrt_ew_pw_pow(float *o, const float *a, float exponent, int64_t n);
 
 /* ---- kernels (elementwise_unary.c) */
 mrt_status mrt_cpu_abs(mrt_op_ctx *ctx);

@@ -410,3 +410,21 @@ mrt_status mrt_cpu_clip(mrt_op_ctx *ctx)
     }
     return run_unary(ctx, clip_fns, &p);
 }
+
+/* ------------------------------------------------------------------ pointwise programs */
+
+/* The float32 loop each attribute-free kernel above runs, by pointwise-program code (engine/epilogue.h) */
+void mrt_ew_pw_unary(mrt_pw_code code, float *o, const float *a, int64_t n)
+{
+    const mrt_ew_params none = {0};
+    switch (code) {
+#define PW(name, table) case MRT_PW_##name: table##_fns[MRT_DTYPE_FLOAT](o, a, n, &none); break;
+        PW(ABS, abs) PW(NEG, neg) PW(SQRT, sqrt) PW(EXP, exp) PW(LOG, log) PW(RECIPROCAL, recip) PW(FLOOR, floor)
+        PW(CEIL, ceil) PW(ROUND, round) PW(SIGN, sign) PW(ERF, erf) PW(SIN, sin) PW(COS, cos) PW(TAN, tan)
+        PW(ASIN, asin) PW(ACOS, acos) PW(ATAN, atan) PW(SINH, sinh) PW(COSH, cosh) PW(ASINH, asinh) PW(ACOSH, acosh)
+        PW(ATANH, atanh) PW(RELU, relu) PW(SIGMOID, sigmoid) PW(TANH, tanh) PW(SOFTPLUS, softplus)
+        PW(SOFTSIGN, softsign)
+#undef PW
+    default: break; /* engine/fuse.c makes no other */
+    }
+}

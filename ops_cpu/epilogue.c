@@ -1,6 +1,7 @@
 /* Fused epilogues (see engine/epilogue.h): each post-op is the stand-alone kernel's per-element formula. */
 #include "ops_cpu/epilogue.h"
 
+#include "ops_cpu/elementwise.h"
 #include "ops_cpu/simd.h"
 #include "ops_cpu/vmath.h"
 
@@ -81,6 +82,58 @@ static bool bn_then_sigmoid(const mrt_epilogue *ep, int k)
            (ep->ops[k + 1].kind == MRT_POST_SIGMOID || ep->ops[k + 1].kind == MRT_POST_SILU);
 }
 
+/* o = a op b over m elements (a or b a scalar where not *_vec): Add's, Sub's, Mul's and Div's float32 formula,
+   written here so that the clones of pointwise_program inline it: a GEMM applies its epilogue row by row, and a
+   call per row and instruction cost ViT's attention scores, Div(MatMul, 8), more than the Div's own pass */
+#define PW_ARITH(OP)                                                                                               \
+    do {                                                                                                           \
+        if (a_vec && b_vec) {                                                                                      \
+            for (int64_t i = 0; i < m; i++) o[i] = a[i] OP b[i];                                                   \
+        } else if (a_vec) {                                                                                        \
+            float s = *b;                                                                                          \
+            for (int64_t i = 0; i < m; i++) o[i] = a[i] OP s;                                                      \
+        } else {                                                                                                   \
+            float s = *a;                                                                                          \
+            for (int64_t i = 0; i < m; i++) o[i] = s OP b[i];                                                      \
+        }                                                                                                          \
+    } while (0)
+
+static inline void pw_arith(mrt_pw_code code, float *o, const float *a, bool a_vec, const float *b, bool b_vec,
+                            int64_t m)
+{
+    switch (code) {
+    case MRT_PW_ADD: PW_ARITH(+); break;
+    case MRT_PW_SUB: PW_ARITH(-); break;
+    case MRT_PW_MUL: PW_ARITH(*); break;
+    case MRT_PW_DIV: PW_ARITH(/); break;
+    default: break;
+    }
+}
+
+/* A pointwise program over y[0..n), in place: blocks of 256 elements (the registers, 1 KB each, stay in L1);
+   register 0 is y's block. The unary ops and Pow run their kernels' own loops (mrt_ew_pw_unary, mrt_ew_pw_pow). */
+MRT_VECTORIZE_CLONES
+static void pointwise_program(const mrt_pw_program *pg, float *y, int64_t n)
+{
+    enum { BLOCK = 256 };
+    _Alignas(64) float scratch[MRT_PW_MAX_REGS - 1][BLOCK];
+    for (int64_t i = 0; i < n; i += BLOCK) {
+        int64_t m = n - i < BLOCK ? n - i : BLOCK;
+        float *reg[MRT_PW_MAX_REGS] = {y + i};
+        for (int r = 1; r < MRT_PW_MAX_REGS; r++) reg[r] = scratch[r - 1];
+        for (int k = 0; k < pg->n; k++) {
+            const mrt_pw_instr *in = &pg->ins[k];
+            if (in->code > MRT_PW_POW)
+                mrt_ew_pw_unary(in->code, reg[in->dst], reg[in->a], m);
+            else if (in->code == MRT_PW_POW)
+                mrt_ew_pw_pow(reg[in->dst], reg[in->a], in->k, m);
+            else
+                pw_arith(in->code, reg[in->dst], in->a < 0 ? &in->k : reg[in->a], in->a >= 0,
+                         in->b < 0 ? &in->k : reg[in->b], in->b >= 0, m);
+        }
+    }
+}
+
 /* One post-op over y[0..n) of channel c, at flat output index `at` */
 static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int64_t at)
 {
@@ -90,6 +143,8 @@ static void apply_op(const mrt_post_op *op, float *y, int64_t n, int64_t c, int6
         mrt_vsilu_f32(y, y, n);
     } else if (op->kind == MRT_POST_GELU_ERF_NODES) {
         mrt_vgelu_erf_nodes_f32(y, n, &op->gelu);
+    } else if (op->kind == MRT_POST_POINTWISE) {
+        pointwise_program(op->pw, y, n);
     } else {
         post_simple(op, y, n, c, at);
     }

@@ -1,0 +1,229 @@
+/* Pointwise programs (engine/fuse.c, engine/epilogue.h): groups of element-wise nodes run inside their producer's
+ * kernel. Each case builds a small graph and runs it unfused on one thread and fused on one and two: the outputs
+ * must be the same bits (NaN payloads aside: any NaN matches a NaN), and the session must report the nodes it was
+ * meant to fuse, so a group that stops being found fails here too. The inputs hold the awkward values (NaN, +-inf,
+ * +-0, huge, tiny) besides random ones. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/graph.h"
+#include "harness.h"
+
+static const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 3e38f, -3e38f, 1e-40f, 0.5f, 20.0f};
+
+/* x filled uniformly in [lo, hi) with the special values at its start */
+static mrt_tensor input(th_rng *r, int rank, const int64_t *shape, double lo, double hi)
+{
+    mrt_tensor t = th_rand(r, MRT_DTYPE_FLOAT, rank, shape, lo, hi);
+    int64_t n = th_numel(rank, shape), k = (int64_t)(sizeof special / sizeof *special);
+    for (int64_t i = 0; i < k && i < n; i++) ((float *)t.data)[i] = special[i];
+    return t;
+}
+
+static void set_scalar(mrt_graph *g, const char *name, float v)
+{
+    mrt_tensor t = th_from_f64(MRT_DTYPE_FLOAT, 0, NULL, (double[]){v});
+    cr_assert_eq(mrt_graph_set_initializer(g, name, &t), MRT_STATUS_OK);
+    mrt_tensor_release(&t);
+}
+
+static void set_tensor(mrt_graph *g, const char *name, mrt_tensor t)
+{
+    cr_assert_eq(mrt_graph_set_initializer(g, name, &t), MRT_STATUS_OK);
+    mrt_tensor_release(&t);
+}
+
+static void node(mrt_graph *g, const char *op, int n_in, const char *const *in, const char *out)
+{
+    mrt_node *n;
+    cr_assert_eq(mrt_graph_add_node(g, out, op, "", n_in, in, 1, (const char *[]){out}, &n), MRT_STATUS_OK);
+}
+
+typedef mrt_model *(*build_fn)(const void *arg);
+
+/* Runs the model build(arg) makes on inputs (names x0, x1, ...) unfused on 1 thread and fused on 1 and 2; asserts
+   equal bits and want_fused fused nodes */
+static void keeps_the_bits(build_fn build, const void *arg, int n_in, const mrt_tensor *in, int want_fused,
+                           const char *label)
+{
+    mrt_tensor y[3];
+    for (int v = 0; v < 3; v++) {
+        mrt_model *md = build(arg);
+        mrt_session_options opt = mrt_session_options_default();
+        opt.no_fuse = v == 0;
+        opt.n_threads = v == 2 ? 2 : 1;
+        mrt_session *s;
+        cr_assert_eq(mrt_session_new(md, &opt, &s), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+        const char *names[] = {"x0", "x1"};
+        mrt_value vals[2];
+        for (int i = 0; i < n_in; i++) vals[i] = mrt_value_from_tensor(in[i]);
+        cr_assert_eq(mrt_session_run(s, n_in, names, vals), MRT_STATUS_OK, "%s: %s", label, mrt_last_error());
+        cr_assert_eq(mrt_tensor_copy(&y[v], &mrt_session_output(s, 0)->tensor), MRT_STATUS_OK);
+        mrt_session_stats st;
+        mrt_session_get_stats(s, &st);
+        cr_assert_eq(st.fused_nodes, v == 0 ? 0 : want_fused, "%s: %d nodes fused, want %d", label, st.fused_nodes,
+                     v == 0 ? 0 : want_fused);
+        mrt_session_free(s);
+        mrt_model_free(md);
+    }
+    const uint32_t *a = y[0].data;
+    for (int v = 1; v < 3; v++) {
+        const uint32_t *b = y[v].data;
+        for (int64_t i = 0; i < mrt_tensor_numel(&y[0]); i++) {
+            float fa, fb;
+            memcpy(&fa, &a[i], 4);
+            memcpy(&fb, &b[i], 4);
+            cr_assert(a[i] == b[i] || (isnan(fa) && isnan(fb)), "%s, %d thread(s), element %lld: fused %a, unfused %a",
+                      label, v, (long long)i, (double)fb, (double)fa);
+        }
+    }
+    for (int v = 0; v < 3; v++) mrt_tensor_release(&y[v]);
+}
+
+/* ------------------------------------------------------------------ GPT-2's GELU */
+
+typedef struct gelu_arg {
+    bool matmul;   /* MatMul + Flatten instead of Gemm + Reshape */
+    bool escape;   /* the Tanh's output is also a graph output: the group is not closed */
+} gelu_arg;
+
+/* x0 [96, 32] -> Gemm (W, bias) [96, 64] -> Reshape [2, 48, 64] -> 0.5 x (1 + tanh(0.7978846 (x + 0.044715 x^3)))
+   as GPT-2's exporter writes it: Mul, Pow, Mul, Add, Mul, Tanh, Add, Mul */
+static mrt_model *gelu_model(const void *arg_)
+{
+    const gelu_arg *arg = arg_;
+    th_rng r;
+    th_rng_init(&r, 11);
+    mrt_model *md = mrt_model_new();
+    md->graph = mrt_graph_new("g");
+    mrt_model_set_opset(md, "", 17);
+    mrt_graph *g = md->graph;
+    mrt_graph_add_input(g, "x0", NULL, NULL);
+    set_tensor(g, "w", th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){32, 64}, -0.5, 0.5));
+    set_tensor(g, "bias", th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){64}, -1, 1));
+    set_tensor(g, "shape", th_vec_i64(3, (int64_t[]){2, 48, 64}));
+    set_scalar(g, "half", 0.5f);
+    set_scalar(g, "three", 3.0f);
+    set_scalar(g, "kappa", 0.044715f);
+    set_scalar(g, "beta", 0.7978846f);
+    set_scalar(g, "one", 1.0f);
+    if (arg->matmul) {
+        node(g, "MatMul", 2, (const char *[]){"x0", "w"}, "fc");
+        mrt_graph_add_node(g, "flat", "Reshape", "", 2, (const char *[]){"fc", "shape"}, 1, (const char *[]){"x"}, NULL);
+    } else {
+        node(g, "Gemm", 3, (const char *[]){"x0", "w", "bias"}, "fc");
+        mrt_graph_add_node(g, "reshape", "Reshape", "", 2, (const char *[]){"fc", "shape"}, 1, (const char *[]){"x"}, NULL);
+    }
+    node(g, "Mul", 2, (const char *[]){"x", "half"}, "h");
+    node(g, "Pow", 2, (const char *[]){"x", "three"}, "c");
+    node(g, "Mul", 2, (const char *[]){"c", "kappa"}, "m");
+    node(g, "Add", 2, (const char *[]){"x", "m"}, "a");
+    node(g, "Mul", 2, (const char *[]){"a", "beta"}, "u");
+    node(g, "Tanh", 1, (const char *[]){"u"}, "t");
+    node(g, "Add", 2, (const char *[]){"t", "one"}, "b");
+    node(g, "Mul", 2, (const char *[]){"h", "b"}, "y");
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    if (arg->escape) mrt_graph_add_output(g, "t", NULL, NULL);
+    return md;
+}
+
+Test(pointwise, gpt2_gelu_behind_the_gemm_reshape_keeps_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("pointwise.gpt2_gelu"));
+    mrt_tensor x = input(&r, 2, (int64_t[]){96, 32}, -3, 3);
+    keeps_the_bits(gelu_model, &(gelu_arg){0}, 1, &x, 9, "Gemm -> Reshape -> GELU (tanh)");
+    keeps_the_bits(gelu_model, &(gelu_arg){.matmul = true}, 1, &x, 9, "MatMul -> Reshape -> GELU (tanh)");
+    /* the Tanh's output leaves the group: no program behind the Gemm (x is read by three nodes, h by the last);
+       the Add before the Tanh takes the closed part after it, {Mul, Tanh} */
+    keeps_the_bits(gelu_model, &(gelu_arg){.escape = true}, 1, &x, 2, "GELU with an intermediate output");
+    mrt_tensor_release(&x);
+}
+
+/* ------------------------------------------------------------------ every unary op */
+
+typedef struct unary_arg {
+    const char *op;
+} unary_arg;
+
+/* x0 + x1 -> op -> * 2: the Add's kernel runs the program {op, Mul} */
+static mrt_model *unary_model(const void *arg_)
+{
+    const unary_arg *arg = arg_;
+    mrt_model *md = mrt_model_new();
+    md->graph = mrt_graph_new("g");
+    mrt_model_set_opset(md, "", 17);
+    mrt_graph *g = md->graph;
+    mrt_graph_add_input(g, "x0", NULL, NULL);
+    mrt_graph_add_input(g, "x1", NULL, NULL);
+    set_scalar(g, "two", 2.0f);
+    node(g, "Add", 2, (const char *[]){"x0", "x1"}, "s");
+    node(g, arg->op, 1, (const char *[]){"s"}, "u");
+    node(g, "Mul", 2, (const char *[]){"u", "two"}, "y");
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    return md;
+}
+
+/* Each of MRT_PW_UNARY_OPS through its program instruction: a code mapped to another op's loop fails here */
+Test(pointwise, every_unary_op_keeps_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("pointwise.unary"));
+    static const char *const ops[] = {"Abs",  "Neg",  "Sqrt", "Exp",  "Log",   "Reciprocal", "Floor", "Ceil",
+                                      "Round", "Sign", "Erf",  "Sin",  "Cos",   "Tan",        "Asin",  "Acos",
+                                      "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",      "Relu",  "Sigmoid",
+                                      "Tanh", "Softplus", "Softsign"};
+    int64_t shape[] = {3, 700}; /* blocks of 256 and a partial one */
+    mrt_tensor x[2] = {input(&r, 2, shape, -4, 4), th_rand(&r, MRT_DTYPE_FLOAT, 2, shape, -0.5, 0.5)};
+    memset(x[1].data, 0, 16 * sizeof(float)); /* the specials reach the op unchanged */
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        keeps_the_bits(unary_model, &(unary_arg){ops[i]}, 2, x, 2, ops[i]);
+    mrt_tensor_release(&x[0]);
+    mrt_tensor_release(&x[1]);
+}
+
+/* ------------------------------------------------------------------ operand order, Pow, registers */
+
+/* Conv -> Mish written out (Softplus, Tanh, Mul(x, .)), then (3 - y) / 0.75, 2 / that, Pow(., 2), Pow(., 0.5):
+   constants on either side, exponents with and without their exact loops */
+static mrt_model *order_model(const void *arg)
+{
+    (void)arg;
+    th_rng r;
+    th_rng_init(&r, 12);
+    mrt_model *md = mrt_model_new();
+    md->graph = mrt_graph_new("g");
+    mrt_model_set_opset(md, "", 17);
+    mrt_graph *g = md->graph;
+    mrt_graph_add_input(g, "x0", NULL, NULL);
+    set_tensor(g, "w", th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){8, 3, 3, 3}, -0.5, 0.5));
+    set_scalar(g, "three", 3.0f);
+    set_scalar(g, "q", 0.75f);
+    set_scalar(g, "two", 2.0f);
+    set_scalar(g, "half", 0.5f);
+    mrt_node *n;
+    mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x0", "w"}, 1, (const char *[]){"x"}, &n);
+    mrt_node_add_attr_ints(n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    node(g, "Softplus", 1, (const char *[]){"x"}, "sp");
+    node(g, "Tanh", 1, (const char *[]){"sp"}, "t");
+    node(g, "Mul", 2, (const char *[]){"x", "t"}, "mish");
+    node(g, "Sub", 2, (const char *[]){"three", "mish"}, "d");
+    node(g, "Div", 2, (const char *[]){"d", "q"}, "e");
+    node(g, "Div", 2, (const char *[]){"two", "e"}, "f");
+    node(g, "Pow", 2, (const char *[]){"f", "two"}, "p2");
+    node(g, "Pow", 2, (const char *[]){"p2", "half"}, "y");
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    return md;
+}
+
+Test(pointwise, operand_order_and_exponents_keep_the_bits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("pointwise.order"));
+    mrt_tensor x = input(&r, 4, (int64_t[]){2, 3, 17, 19}, -3, 3);
+    keeps_the_bits(order_model, NULL, 1, &x, 8, "Conv -> Mish -> Sub, Div, Div, Pow, Pow");
+    mrt_tensor_release(&x);
+}
