@@ -214,7 +214,8 @@ static mrt_model *order_model(const void *arg)
     node(g, "Div", 2, (const char *[]){"d", "q"}, "e");
     node(g, "Div", 2, (const char *[]){"two", "e"}, "f");
     node(g, "Pow", 2, (const char *[]){"f", "two"}, "p2");
-    node(g, "Pow", 2, (const char *[]){"p2", "half"}, "y");
+    node(g, "Pow", 2, (const char *[]){"p2", "half"}, "r");
+    node(g, "Mul", 2, (const char *[]){"r", "r"}, "y"); /* one register, both operands */
     mrt_graph_add_output(g, "y", NULL, NULL);
     return md;
 }
@@ -224,6 +225,64 @@ Test(pointwise, operand_order_and_exponents_keep_the_bits)
     th_rng r;
     th_rng_init(&r, th_seed("pointwise.order"));
     mrt_tensor x = input(&r, 4, (int64_t[]){2, 3, 17, 19}, -3, 3);
-    keeps_the_bits(order_model, NULL, 1, &x, 8, "Conv -> Mish -> Sub, Div, Div, Pow, Pow");
+    keeps_the_bits(order_model, NULL, 1, &x, 9, "Conv -> Mish -> Sub, Div, Div, Pow, Pow, Mul(r, r)");
     mrt_tensor_release(&x);
+}
+
+/* ------------------------------------------------------------------ the limits */
+
+typedef struct limit_arg {
+    bool wide; /* seven values live at once, then summed: more registers than a program has */
+} limit_arg;
+
+/* x0 + x1 -> twenty nodes in a row (Tanh, Mul(., 1.5), ...), or -> seven unary ops of it, summed */
+static mrt_model *limit_model(const void *arg_)
+{
+    const limit_arg *arg = arg_;
+    mrt_model *md = mrt_model_new();
+    md->graph = mrt_graph_new("g");
+    mrt_model_set_opset(md, "", 17);
+    mrt_graph *g = md->graph;
+    mrt_graph_add_input(g, "x0", NULL, NULL);
+    mrt_graph_add_input(g, "x1", NULL, NULL);
+    set_scalar(g, "k", 1.5f);
+    node(g, "Add", 2, (const char *[]){"x0", "x1"}, "v0");
+    char in[16], out[16];
+    if (!arg->wide) {
+        for (int i = 0; i < 20; i++) {
+            snprintf(in, sizeof in, "v%d", i);
+            snprintf(out, sizeof out, i == 19 ? "y" : "v%d", i + 1);
+            if (i % 2 == 0) node(g, "Tanh", 1, (const char *[]){in}, out);
+            else node(g, "Mul", 2, (const char *[]){in, "k"}, out);
+        }
+    } else {
+        static const char *const ops[] = {"Sin", "Cos", "Tanh", "Sigmoid", "Exp", "Neg", "Abs"};
+        for (int i = 0; i < 7; i++) {
+            snprintf(out, sizeof out, "u%d", i);
+            node(g, ops[i], 1, (const char *[]){"v0"}, out);
+        }
+        node(g, "Add", 2, (const char *[]){"u0", "u1"}, "w0");
+        node(g, "Add", 2, (const char *[]){"w0", "u2"}, "w1");
+        node(g, "Add", 2, (const char *[]){"w1", "u3"}, "w2");
+        node(g, "Add", 2, (const char *[]){"w2", "u4"}, "w3");
+        node(g, "Add", 2, (const char *[]){"w3", "u5"}, "w4");
+        node(g, "Add", 2, (const char *[]){"w4", "u6"}, "y");
+    }
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    return md;
+}
+
+Test(pointwise, long_and_wide_groups_stop_at_the_limits)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("pointwise.limits"));
+    int64_t shape[] = {2, 300};
+    mrt_tensor x[2] = {input(&r, 2, shape, -2, 2), th_rand(&r, MRT_DTYPE_FLOAT, 2, shape, -0.5, 0.5)};
+    /* 16 instructions into the Add; the 17th node (Tanh) runs alone, and the Mul after it takes the last two */
+    keeps_the_bits(limit_model, &(limit_arg){0}, 2, x, 18, "twenty nodes in a row");
+    /* the Add's result and six of the seven values live at once need 7 registers of 6: no program; the Adds after
+       take none either (each reads a value from outside its own chain), so nothing fuses */
+    keeps_the_bits(limit_model, &(limit_arg){.wide = true}, 2, x, 0, "seven values live at once");
+    mrt_tensor_release(&x[0]);
+    mrt_tensor_release(&x[1]);
 }
