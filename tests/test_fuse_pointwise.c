@@ -42,6 +42,16 @@ static void node(mrt_graph *g, const char *op, int n_in, const char *const *in, 
     cr_assert_eq(mrt_graph_add_node(g, out, op, "", n_in, in, 1, (const char *[]){out}, &n), MRT_STATUS_OK);
 }
 
+/* A new opset-17 model with graph inputs x0 .. x{n_inputs - 1}: its graph */
+static mrt_graph *new_model(mrt_model **md, int n_inputs)
+{
+    *md = mrt_model_new();
+    (*md)->graph = mrt_graph_new("g");
+    mrt_model_set_opset(*md, "", 17);
+    for (int i = 0; i < n_inputs; i++) mrt_graph_add_input((*md)->graph, i ? "x1" : "x0", NULL, NULL);
+    return (*md)->graph;
+}
+
 typedef mrt_model *(*build_fn)(const void *arg);
 
 /* Runs the model build(arg) makes on inputs (names x0, x1, ...) unfused on 1 thread and fused on 1 and 2; asserts
@@ -97,11 +107,8 @@ static mrt_model *gelu_model(const void *arg_)
     const gelu_arg *arg = arg_;
     th_rng r;
     th_rng_init(&r, 11);
-    mrt_model *md = mrt_model_new();
-    md->graph = mrt_graph_new("g");
-    mrt_model_set_opset(md, "", 17);
-    mrt_graph *g = md->graph;
-    mrt_graph_add_input(g, "x0", NULL, NULL);
+    mrt_model *md;
+    mrt_graph *g = new_model(&md, 1);
     set_tensor(g, "w", th_rand(&r, MRT_DTYPE_FLOAT, 2, (int64_t[]){32, 64}, -0.5, 0.5));
     set_tensor(g, "bias", th_rand(&r, MRT_DTYPE_FLOAT, 1, (int64_t[]){64}, -1, 1));
     set_tensor(g, "shape", th_vec_i64(3, (int64_t[]){2, 48, 64}));
@@ -153,12 +160,8 @@ typedef struct unary_arg {
 static mrt_model *unary_model(const void *arg_)
 {
     const unary_arg *arg = arg_;
-    mrt_model *md = mrt_model_new();
-    md->graph = mrt_graph_new("g");
-    mrt_model_set_opset(md, "", 17);
-    mrt_graph *g = md->graph;
-    mrt_graph_add_input(g, "x0", NULL, NULL);
-    mrt_graph_add_input(g, "x1", NULL, NULL);
+    mrt_model *md;
+    mrt_graph *g = new_model(&md, 2);
     set_scalar(g, "two", 2.0f);
     node(g, "Add", 2, (const char *[]){"x0", "x1"}, "s");
     node(g, arg->op, 1, (const char *[]){"s"}, "u");
@@ -194,11 +197,8 @@ static mrt_model *order_model(const void *arg)
     (void)arg;
     th_rng r;
     th_rng_init(&r, 12);
-    mrt_model *md = mrt_model_new();
-    md->graph = mrt_graph_new("g");
-    mrt_model_set_opset(md, "", 17);
-    mrt_graph *g = md->graph;
-    mrt_graph_add_input(g, "x0", NULL, NULL);
+    mrt_model *md;
+    mrt_graph *g = new_model(&md, 1);
     set_tensor(g, "w", th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){8, 3, 3, 3}, -0.5, 0.5));
     set_scalar(g, "three", 3.0f);
     set_scalar(g, "q", 0.75f);
@@ -239,12 +239,8 @@ typedef struct limit_arg {
 static mrt_model *limit_model(const void *arg_)
 {
     const limit_arg *arg = arg_;
-    mrt_model *md = mrt_model_new();
-    md->graph = mrt_graph_new("g");
-    mrt_model_set_opset(md, "", 17);
-    mrt_graph *g = md->graph;
-    mrt_graph_add_input(g, "x0", NULL, NULL);
-    mrt_graph_add_input(g, "x1", NULL, NULL);
+    mrt_model *md;
+    mrt_graph *g = new_model(&md, 2);
     set_scalar(g, "k", 1.5f);
     node(g, "Add", 2, (const char *[]){"x0", "x1"}, "v0");
     char in[16], out[16];
