@@ -65,16 +65,28 @@ typedef struct mrt_gelu_erf_nodes {
 /* A pointwise program: a group of element-wise nodes over one tensor x that engine/fuse.c found closed (each value
    read only inside the group but the last), as straight-line code over registers of x's elements. The arithmetic
    ops take two registers or a register and the scalar constant k (a or b -1: k, in the node's operand order); Pow
-   takes a register and a constant exponent; the unary ops read register a. Each runs the float32 loop of its own
-   stand-alone kernel (ops_cpu/elementwise*.c), so the program gives the nodes' bits. Register 0 holds x on entry
-   and the result on exit. GPT-2's GELU in its tanh form is eight such nodes (Mul, Pow, Mul, Add, Mul, Tanh, Add, Mul);
-   Mish written out is three. */
+   takes a register and a constant exponent; the unary ops read register a, and those with attributes take them as
+   k (alpha) and k2 (Selu's gamma, HardSigmoid's beta). Each runs the float32 loop of its own stand-alone kernel
+   (ops_cpu/elementwise*.c), so the program gives the nodes' bits. Register 0 holds x on entry and the result on
+   exit. GPT-2's GELU in its tanh form is eight such nodes (Mul, Pow, Mul, Add, Mul, Tanh, Add, Mul); Mish written
+   out is three; a darknet export's Conv -> LeakyRelu is one. */
 #define MRT_PW_UNARY_OPS(X)                                                                                      \
     X(ABS, "Abs") X(NEG, "Neg") X(SQRT, "Sqrt") X(EXP, "Exp") X(LOG, "Log") X(RECIPROCAL, "Reciprocal")         \
     X(FLOOR, "Floor") X(CEIL, "Ceil") X(ROUND, "Round") X(SIGN, "Sign") X(ERF, "Erf") X(SIN, "Sin") X(COS, "Cos") \
     X(TAN, "Tan") X(ASIN, "Asin") X(ACOS, "Acos") X(ATAN, "Atan") X(SINH, "Sinh") X(COSH, "Cosh")                 \
     X(ASINH, "Asinh") X(ACOSH, "Acosh") X(ATANH, "Atanh") X(RELU, "Relu") X(SIGMOID, "Sigmoid") X(TANH, "Tanh")  \
-    X(SOFTPLUS, "Softplus") X(SOFTSIGN, "Softsign")
+    X(SOFTPLUS, "Softplus") X(SOFTSIGN, "Softsign") X(MISH, "Mish") X(HARD_SWISH, "HardSwish")
+
+/* ONNX's defaults for the attributes of the activations a program takes with them: the kernels
+   (ops_cpu/elementwise_unary.c) and engine/fuse.c read these */
+#define MRT_LEAKY_RELU_ALPHA 0.01f
+#define MRT_ELU_ALPHA 1.0f
+#define MRT_CELU_ALPHA 1.0f
+#define MRT_THRESHOLDED_RELU_ALPHA 1.0f
+#define MRT_SELU_ALPHA 1.67326319217681884765625f
+#define MRT_SELU_GAMMA 1.05070102214813232421875f
+#define MRT_HARD_SIGMOID_ALPHA 0.2f
+#define MRT_HARD_SIGMOID_BETA 0.5f
 
 typedef enum mrt_pw_code {
     MRT_PW_ADD,
@@ -85,6 +97,14 @@ typedef enum mrt_pw_code {
 #define MRT_PW_X(name, op_type) MRT_PW_##name,
     MRT_PW_UNARY_OPS(MRT_PW_X)
 #undef MRT_PW_X
+    MRT_PW_GELU,      /* Gelu by its approximate attribute */
+    MRT_PW_GELU_TANH,
+    MRT_PW_LEAKY_RELU, /* alpha */
+    MRT_PW_ELU,
+    MRT_PW_CELU,
+    MRT_PW_THRESHOLDED_RELU,
+    MRT_PW_SELU,         /* alpha and gamma */
+    MRT_PW_HARD_SIGMOID, /* alpha and beta */
 } mrt_pw_code;
 
 enum { MRT_PW_MAX_INSTR = 16, MRT_PW_MAX_REGS = 6 };
@@ -92,7 +112,7 @@ enum { MRT_PW_MAX_INSTR = 16, MRT_PW_MAX_REGS = 6 };
 typedef struct mrt_pw_instr {
     mrt_pw_code code;
     int8_t dst, a, b; /* registers; a or b -1: the constant k */
-    float k;
+    float k, k2;      /* a unary op's attributes */
 } mrt_pw_instr;
 
 typedef struct mrt_pw_program {

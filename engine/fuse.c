@@ -195,18 +195,57 @@ static bool gelu_erf_chain(fuse_scan *fs, int p, int x, mrt_post_op *op, int *ab
     return true;
 }
 
-/* The pointwise-program code of step s's node (the arithmetic ops without legacy broadcast attributes, the
-   attribute-free unary ops of MRT_PW_UNARY_OPS), or -1 */
-static int pw_code(const mrt_exec *e, int s)
+/* The activations a program takes with their attributes, and ONNX's defaults for them (the kernels' too) */
+static const struct pw_activation {
+    const char *op;
+    mrt_pw_code code;
+    float alpha;
+    const char *second; /* the second attribute's name, or NULL */
+    float second_default;
+} pw_activations[] = {
+    {"LeakyRelu", MRT_PW_LEAKY_RELU, MRT_LEAKY_RELU_ALPHA, NULL, 0.0f},
+    {"Elu", MRT_PW_ELU, MRT_ELU_ALPHA, NULL, 0.0f},
+    {"Celu", MRT_PW_CELU, MRT_CELU_ALPHA, NULL, 0.0f},
+    {"ThresholdedRelu", MRT_PW_THRESHOLDED_RELU, MRT_THRESHOLDED_RELU_ALPHA, NULL, 0.0f},
+    {"Selu", MRT_PW_SELU, MRT_SELU_ALPHA, "gamma", MRT_SELU_GAMMA},
+    {"HardSigmoid", MRT_PW_HARD_SIGMOID, MRT_HARD_SIGMOID_ALPHA, "beta", MRT_HARD_SIGMOID_BETA},
+};
+
+/* A float attribute as the kernels read it (mrt_attr_float: a float, an int as a float, else the default) */
+static bool pw_attr(const mrt_node *nd, const char *name, float def, float *v)
+{
+    const mrt_attr *a = mrt_node_attr(nd, name);
+    *v = !a ? def : a->type == MRT_ATTR_FLOAT ? a->f : (float)a->i;
+    return !a || a->type == MRT_ATTR_FLOAT || a->type == MRT_ATTR_INT;
+}
+
+/* The pointwise-program code of step s's node (the arithmetic ops without legacy broadcast attributes, the unary
+   ops of MRT_PW_UNARY_OPS, Gelu, the activations above with their attributes in *k and *k2), or -1 */
+static int pw_code(const mrt_exec *e, int s, float *k, float *k2)
 {
     const mrt_node *nd = node_of(e, s);
     static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow"};
     for (int c = MRT_PW_ADD; c <= MRT_PW_POW; c++)
         if (is_op(nd, binary[c])) return nd->n_inputs == 2 && e->steps[s].opset >= 7 ? c : -1;
+    if (nd->n_inputs != 1) return -1;
 #define MRT_PW_X(name, op_type)                                                                                    \
-    if (is_op(nd, op_type)) return nd->n_inputs == 1 ? MRT_PW_##name : -1;
+    if (is_op(nd, op_type)) return MRT_PW_##name;
     MRT_PW_UNARY_OPS(MRT_PW_X)
 #undef MRT_PW_X
+    if (is_op(nd, "Gelu")) {
+        const mrt_attr *a = mrt_node_attr(nd, "approximate");
+        if (!a) return MRT_PW_GELU;
+        if (a->type != MRT_ATTR_STRING) return -1;
+        return !strcmp(a->s, "none") ? MRT_PW_GELU : !strcmp(a->s, "tanh") ? MRT_PW_GELU_TANH : -1;
+    }
+    for (size_t i = 0; i < sizeof pw_activations / sizeof *pw_activations; i++) {
+        const struct pw_activation *act = &pw_activations[i];
+        if (!is_op(nd, act->op)) continue;
+        *k2 = 0.0f;
+        if (!pw_attr(nd, "alpha", act->alpha, k) || (act->second && !pw_attr(nd, act->second, act->second_default, k2)))
+            return -1;
+        return act->code;
+    }
     return -1;
 }
 
@@ -215,7 +254,8 @@ static int pw_code(const mrt_exec *e, int s)
    float32 of x's shape */
 static bool pw_instr(const mrt_exec *e, int s, const int *val, int n, const mrt_tensor *xt, mrt_pw_instr *in)
 {
-    int code = pw_code(e, s);
+    float k = 0.0f, k2 = 0.0f;
+    int code = pw_code(e, s, &k, &k2);
     const mrt_node *nd = node_of(e, s);
     if (code < 0 || !fusable_step(&e->steps[s]) || nd->n_outputs < 1 || nd->outputs[0] < 0) return false;
     for (int i = 1; i < nd->n_outputs; i++)
@@ -223,7 +263,7 @@ static bool pw_instr(const mrt_exec *e, int s, const int *val, int n, const mrt_
     const mrt_value *ov = &e->vals[nd->outputs[0]];
     if (ov->kind != MRT_VALUE_TENSOR || ov->tensor.dtype != MRT_DTYPE_FLOAT || !mrt_tensor_same_shape(&ov->tensor, xt))
         return false;
-    *in = (mrt_pw_instr){.code = (mrt_pw_code)code, .a = -1, .b = -1};
+    *in = (mrt_pw_instr){.code = (mrt_pw_code)code, .a = -1, .b = -1, .k = k, .k2 = k2};
     int8_t *slot[2] = {&in->a, &in->b};
     for (int i = 0; i < nd->n_inputs; i++) {
         for (int k = 0; k <= n; k++)

@@ -66,9 +66,9 @@ mrt_status mrt_ew_run_unary(mrt_op_ctx *ctx, const mrt_ew_unary_fn *fns, const m
                             const mrt_ew_params *p);
 
 /* A pointwise program's unary and Pow instructions (engine/epilogue.h, ops_cpu/epilogue.c) on float32: the loops
-   their nodes' stand-alone kernels run (Pow's: the one mrt_cpu_pow chooses for this scalar exponent), so fusion keeps
-   the bits. o may alias a element for element. */
-void mrt_ew_pw_unary(mrt_pw_code code, float *o, const float *a, int64_t n);
+   their nodes' stand-alone kernels run, with the attributes they read (k, k2; Pow's loop: the one mrt_cpu_pow
+   chooses for this scalar exponent), so fusion keeps the bits. o may alias a element for element. */
+void mrt_ew_pw_unary(mrt_pw_code code, float *o, const float *a, int64_t n, float k, float k2);
 void mrt_ew_pw_pow(float *o, const float *a, float exponent, int64_t n);
 
 /* ---- kernels (elementwise_unary.c) */

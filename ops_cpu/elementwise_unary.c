@@ -306,25 +306,25 @@ static mrt_status run_alpha(mrt_op_ctx *ctx, const mrt_ew_unary_fn *fns, float a
     return run_unary(ctx, fns, &p);
 }
 
-mrt_status mrt_cpu_leaky_relu(mrt_op_ctx *ctx) { return run_alpha(ctx, leaky_fns, 0.01f); }
-mrt_status mrt_cpu_elu(mrt_op_ctx *ctx) { return run_alpha(ctx, elu_fns, 1.0f); }
-mrt_status mrt_cpu_celu(mrt_op_ctx *ctx) { return run_alpha(ctx, celu_fns, 1.0f); }
-mrt_status mrt_cpu_thresholded_relu(mrt_op_ctx *ctx) { return run_alpha(ctx, threlu_fns, 1.0f); }
+mrt_status mrt_cpu_leaky_relu(mrt_op_ctx *ctx) { return run_alpha(ctx, leaky_fns, MRT_LEAKY_RELU_ALPHA); }
+mrt_status mrt_cpu_elu(mrt_op_ctx *ctx) { return run_alpha(ctx, elu_fns, MRT_ELU_ALPHA); }
+mrt_status mrt_cpu_celu(mrt_op_ctx *ctx) { return run_alpha(ctx, celu_fns, MRT_CELU_ALPHA); }
+mrt_status mrt_cpu_thresholded_relu(mrt_op_ctx *ctx) { return run_alpha(ctx, threlu_fns, MRT_THRESHOLDED_RELU_ALPHA); }
 mrt_status mrt_cpu_swish(mrt_op_ctx *ctx) { return run_alpha(ctx, swish_fns, 1.0f); }
 
 mrt_status mrt_cpu_selu(mrt_op_ctx *ctx)
 {
     mrt_ew_params p = {0};
-    p.alpha = mrt_attr_float(ctx, "alpha", 1.67326319217681884765625f);
-    p.gamma = mrt_attr_float(ctx, "gamma", 1.05070102214813232421875f);
+    p.alpha = mrt_attr_float(ctx, "alpha", MRT_SELU_ALPHA);
+    p.gamma = mrt_attr_float(ctx, "gamma", MRT_SELU_GAMMA);
     return run_unary(ctx, selu_fns, &p);
 }
 
 mrt_status mrt_cpu_hard_sigmoid(mrt_op_ctx *ctx)
 {
     mrt_ew_params p = {0};
-    p.alpha = mrt_attr_float(ctx, "alpha", 0.2f);
-    p.beta = mrt_attr_float(ctx, "beta", 0.5f);
+    p.alpha = mrt_attr_float(ctx, "alpha", MRT_HARD_SIGMOID_ALPHA);
+    p.beta = mrt_attr_float(ctx, "beta", MRT_HARD_SIGMOID_BETA);
     return run_unary(ctx, hsig_fns, &p);
 }
 
@@ -413,17 +413,23 @@ mrt_status mrt_cpu_clip(mrt_op_ctx *ctx)
 
 /* ------------------------------------------------------------------ pointwise programs */
 
-/* The float32 loop each attribute-free kernel above runs, by pointwise-program code (engine/epilogue.h) */
-void mrt_ew_pw_unary(mrt_pw_code code, float *o, const float *a, int64_t n)
+/* The float32 loop each kernel above runs, by pointwise-program code (engine/epilogue.h), with the attributes the
+   kernel reads (k: alpha; k2: Selu's gamma, HardSigmoid's beta) in its parameters */
+void mrt_ew_pw_unary(mrt_pw_code code, float *o, const float *a, int64_t n, float k, float k2)
 {
-    const mrt_ew_params none = {0};
+    mrt_ew_params p = {0};
+    p.alpha = k;
+    p.beta = code == MRT_PW_HARD_SIGMOID ? k2 : 0.0;
+    p.gamma = code == MRT_PW_SELU ? k2 : 0.0;
     switch (code) {
-#define PW(name, table) case MRT_PW_##name: table##_fns[MRT_DTYPE_FLOAT](o, a, n, &none); break;
+#define PW(name, table) case MRT_PW_##name: table##_fns[MRT_DTYPE_FLOAT](o, a, n, &p); break;
         PW(ABS, abs) PW(NEG, neg) PW(SQRT, sqrt) PW(EXP, exp) PW(LOG, log) PW(RECIPROCAL, recip) PW(FLOOR, floor)
         PW(CEIL, ceil) PW(ROUND, round) PW(SIGN, sign) PW(ERF, erf) PW(SIN, sin) PW(COS, cos) PW(TAN, tan)
         PW(ASIN, asin) PW(ACOS, acos) PW(ATAN, atan) PW(SINH, sinh) PW(COSH, cosh) PW(ASINH, asinh) PW(ACOSH, acosh)
         PW(ATANH, atanh) PW(RELU, relu) PW(SIGMOID, sigmoid) PW(TANH, tanh) PW(SOFTPLUS, softplus)
-        PW(SOFTSIGN, softsign)
+        PW(SOFTSIGN, softsign) PW(MISH, mish) PW(HARD_SWISH, hswish) PW(GELU, gelu) PW(GELU_TANH, gelu_tanh)
+        PW(LEAKY_RELU, leaky) PW(ELU, elu) PW(CELU, celu) PW(THRESHOLDED_RELU, threlu) PW(SELU, selu)
+        PW(HARD_SIGMOID, hsig)
 #undef PW
     default: break; /* engine/fuse.c makes no other */
     }

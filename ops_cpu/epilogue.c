@@ -124,7 +124,7 @@ static void pointwise_program(const mrt_pw_program *pg, float *y, int64_t n)
         for (int k = 0; k < pg->n; k++) {
             const mrt_pw_instr *in = &pg->ins[k];
             if (in->code > MRT_PW_POW)
-                mrt_ew_pw_unary(in->code, reg[in->dst], reg[in->a], m);
+                mrt_ew_pw_unary(in->code, reg[in->dst], reg[in->a], m, in->k, in->k2);
             else if (in->code == MRT_PW_POW)
                 mrt_ew_pw_pow(reg[in->dst], reg[in->a], in->k, m);
             else

@@ -154,6 +154,10 @@ Test(pointwise, gpt2_gelu_behind_the_gemm_reshape_keeps_the_bits)
 
 typedef struct unary_arg {
     const char *op;
+    int opset;                  /* 0: 17 */
+    const char *attr, *attr2;   /* float attributes, or NULL */
+    float value, value2;
+    const char *approximate;    /* Gelu's, or NULL */
 } unary_arg;
 
 /* x0 + x1 -> op -> * 2: the Add's kernel runs the program {op, Mul} */
@@ -162,15 +166,22 @@ static mrt_model *unary_model(const void *arg_)
     const unary_arg *arg = arg_;
     mrt_model *md;
     mrt_graph *g = new_model(&md, 2);
+    if (arg->opset) mrt_model_set_opset(md, "", arg->opset);
     set_scalar(g, "two", 2.0f);
     node(g, "Add", 2, (const char *[]){"x0", "x1"}, "s");
-    node(g, arg->op, 1, (const char *[]){"s"}, "u");
+    mrt_node *n;
+    mrt_graph_add_node(g, "u", arg->op, "", 1, (const char *[]){"s"}, 1, (const char *[]){"u"}, &n);
+    if (arg->attr) mrt_node_add_attr_float(n, arg->attr, arg->value);
+    if (arg->attr2) mrt_node_add_attr_float(n, arg->attr2, arg->value2);
+    if (arg->approximate) mrt_node_add_attr_string(n, "approximate", arg->approximate);
     node(g, "Mul", 2, (const char *[]){"u", "two"}, "y");
     mrt_graph_add_output(g, "y", NULL, NULL);
     return md;
 }
 
-/* Each of MRT_PW_UNARY_OPS through its program instruction: a code mapped to another op's loop fails here */
+/* Each of MRT_PW_UNARY_OPS through its program instruction, and the activations with attributes, with their
+   defaults and with other values: a code mapped to another op's loop, or an attribute read otherwise than the
+   kernel reads it, fails here */
 Test(pointwise, every_unary_op_keeps_the_bits)
 {
     th_rng r;
@@ -178,12 +189,35 @@ Test(pointwise, every_unary_op_keeps_the_bits)
     static const char *const ops[] = {"Abs",  "Neg",  "Sqrt", "Exp",  "Log",   "Reciprocal", "Floor", "Ceil",
                                       "Round", "Sign", "Erf",  "Sin",  "Cos",   "Tan",        "Asin",  "Acos",
                                       "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",      "Relu",  "Sigmoid",
-                                      "Tanh", "Softplus", "Softsign"};
+                                      "Tanh", "Softplus", "Softsign", "HardSwish"};
+    static const unary_arg with_attrs[] = {
+        {"Mish", 18, NULL, NULL, 0, 0, NULL},
+        {"Gelu", 20, NULL, NULL, 0, 0, NULL},
+        {"Gelu", 20, NULL, NULL, 0, 0, "tanh"},
+        {"Gelu", 20, NULL, NULL, 0, 0, "none"},
+        {"LeakyRelu", 0, NULL, NULL, 0, 0, NULL},
+        {"LeakyRelu", 0, "alpha", NULL, 0.1f, 0, NULL},
+        {"Elu", 0, NULL, NULL, 0, 0, NULL},
+        {"Elu", 0, "alpha", NULL, 0.7f, 0, NULL},
+        {"Celu", 0, NULL, NULL, 0, 0, NULL},
+        {"Celu", 0, "alpha", NULL, 1.3f, 0, NULL},
+        {"ThresholdedRelu", 0, NULL, NULL, 0, 0, NULL},
+        {"ThresholdedRelu", 0, "alpha", NULL, 0.25f, 0, NULL},
+        {"Selu", 0, NULL, NULL, 0, 0, NULL},
+        {"Selu", 0, "alpha", "gamma", 1.5f, 0.9f, NULL},
+        {"HardSigmoid", 0, NULL, NULL, 0, 0, NULL},
+        {"HardSigmoid", 0, "alpha", "beta", 0.3f, 0.4f, NULL},
+    };
     int64_t shape[] = {3, 700}; /* blocks of 256 and a partial one */
     mrt_tensor x[2] = {input(&r, 2, shape, -4, 4), th_rand(&r, MRT_DTYPE_FLOAT, 2, shape, -0.5, 0.5)};
     memset(x[1].data, 0, 16 * sizeof(float)); /* the specials reach the op unchanged */
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-        keeps_the_bits(unary_model, &(unary_arg){ops[i]}, 2, x, 2, ops[i]);
+        keeps_the_bits(unary_model, &(unary_arg){.op = ops[i]}, 2, x, 2, ops[i]);
+    for (size_t i = 0; i < sizeof with_attrs / sizeof *with_attrs; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "%s (%s)", with_attrs[i].op, with_attrs[i].attr ? with_attrs[i].attr : "defaults");
+        keeps_the_bits(unary_model, &with_attrs[i], 2, x, 2, label);
+    }
     mrt_tensor_release(&x[0]);
     mrt_tensor_release(&x[1]);
 }
