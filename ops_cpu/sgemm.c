@@ -866,7 +866,8 @@ static void whole_epilogue_rows(void *arg, int64_t r0, int64_t r1)
 {
     const whole_epilogue_job *j = arg;
     const mrt_sgemm_out *o = j->out;
-    mrt_epilogue_apply(o->ep, o->c + r0 * j->n, (r1 - r0) * j->n, o->ep_channel0, o->ep_at0 + r0 * j->n);
+    /* by rows: row r is channel ep_channel0 + r (a Conv's BatchNormalization before the program) */
+    mrt_epilogue_apply_rows(o->ep, o->c + r0 * j->n, r1 - r0, j->n, j->n, o->ep_channel0 + r0, o->ep_at0 + r0 * j->n);
 }
 
 /* An epilogue with a pointwise program (engine/epilogue.h) runs over C whole once the product is done, split over the

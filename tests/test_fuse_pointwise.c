@@ -316,3 +316,44 @@ Test(pointwise, long_and_wide_groups_stop_at_the_limits)
     mrt_tensor_release(&x[0]);
     mrt_tensor_release(&x[1]);
 }
+
+/* ------------------------------------------------------------------ behind a BatchNormalization */
+
+typedef struct darknet_arg {
+    int64_t k, stride; /* the Conv's kernel and stride */
+} darknet_arg;
+
+/* darknet's block as exported: Conv (no bias) -> BatchNormalization -> LeakyRelu(0.1). The GEMM runs the program over
+   its whole output after the product, with the BatchNormalization of each row's channel before it */
+static mrt_model *darknet_model(const void *arg_)
+{
+    const darknet_arg *arg = arg_;
+    th_rng r;
+    th_rng_init(&r, 13);
+    mrt_model *md;
+    mrt_graph *g = new_model(&md, 1);
+    int64_t m = 24;
+    set_tensor(g, "w", th_rand(&r, MRT_DTYPE_FLOAT, 4, (int64_t[]){m, 32, arg->k, arg->k}, -0.3, 0.3));
+    set_tensor(g, "scale", th_rand(&r, MRT_DTYPE_FLOAT, 1, &m, 0.5, 2));
+    set_tensor(g, "shift", th_rand(&r, MRT_DTYPE_FLOAT, 1, &m, -1, 1));
+    set_tensor(g, "mean", th_rand(&r, MRT_DTYPE_FLOAT, 1, &m, -1, 1));
+    set_tensor(g, "var", th_rand(&r, MRT_DTYPE_FLOAT, 1, &m, 0.5, 2));
+    mrt_node *n;
+    mrt_graph_add_node(g, "conv", "Conv", "", 2, (const char *[]){"x0", "w"}, 1, (const char *[]){"c"}, &n);
+    mrt_node_add_attr_ints(n, "strides", 2, (int64_t[]){arg->stride, arg->stride});
+    node(g, "BatchNormalization", 5, (const char *[]){"c", "scale", "shift", "mean", "var"}, "bn");
+    mrt_graph_add_node(g, "leaky", "LeakyRelu", "", 1, (const char *[]){"bn"}, 1, (const char *[]){"y"}, &n);
+    mrt_node_add_attr_float(n, "alpha", 0.1f);
+    mrt_graph_add_output(g, "y", NULL, NULL);
+    return md;
+}
+
+Test(pointwise, behind_a_batchnorm_each_channel_keeps_its_coefficients)
+{
+    th_rng r;
+    th_rng_init(&r, th_seed("pointwise.darknet"));
+    mrt_tensor x = input(&r, 4, (int64_t[]){1, 32, 30, 30}, -2, 2);
+    keeps_the_bits(darknet_model, &(darknet_arg){1, 1}, 1, &x, 2, "Conv 1x1 -> BatchNormalization -> LeakyRelu");
+    keeps_the_bits(darknet_model, &(darknet_arg){3, 2}, 1, &x, 2, "Conv 3x3/2 -> BatchNormalization -> LeakyRelu");
+    mrt_tensor_release(&x);
+}
