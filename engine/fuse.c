@@ -266,8 +266,8 @@ static bool pw_instr(const mrt_exec *e, int s, const int *val, int n, const mrt_
     *in = (mrt_pw_instr){.code = (mrt_pw_code)code, .a = -1, .b = -1, .k = k, .k2 = k2};
     int8_t *slot[2] = {&in->a, &in->b};
     for (int i = 0; i < nd->n_inputs; i++) {
-        for (int k = 0; k <= n; k++)
-            if (nd->inputs[i] == val[k]) *slot[i] = (int8_t)k;
+        for (int v = 0; v <= n; v++)
+            if (nd->inputs[i] == val[v]) *slot[i] = (int8_t)v;
         if (*slot[i] >= 0) continue;
         bool first;
         if (code > MRT_PW_POW || (code == MRT_PW_POW && i == 0) || (in->a < 0 && i == 1) ||
