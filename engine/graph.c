@@ -264,6 +264,11 @@ mrt_status mrt_graph_add_node(mrt_graph *g, const char *name, const char *op_typ
         if (g->values[v].producer >= 0)
             return mrt_fail(MRT_STATUS_INVALID_MODEL, "value '%s' is produced by two nodes ('%s' and '%s')",
                             g->values[v].name, g->nodes[g->values[v].producer].name, n->name);
+        /* as the loader's validation refuses it in a file: a graph built through this API must not run either */
+        if (g->values[v].initializer || g->values[v].is_input)
+            return mrt_fail(MRT_STATUS_INVALID_MODEL, "value '%s' is defined twice: %s and the output of node '%s' (%s)",
+                            g->values[v].name, g->values[v].initializer ? "an initializer" : "a graph input", n->name,
+                            n->op_type);
         g->values[v].producer = index;
     }
     if (out) *out = n;

@@ -264,3 +264,23 @@ Test(loader, every_conformance_model_and_data_file_loads, .timeout = 300)
     cr_assert_geq(n_models, 1900, "%d models", n_models);
     cr_assert_gt(n_files, 5000, "%d data files", n_files);
 }
+
+/* A graph built through the C API (engine/graph.h) is held to what the loader's validation holds a file to: a node
+   output named like an initializer or a graph input is a value defined twice, refused naming both */
+Test(loader, a_built_graph_refuses_a_node_output_defined_twice)
+{
+    const char *twice[] = {"w", "x"};
+    for (int i = 0; i < 2; i++) {
+        mrt_graph *g = mrt_graph_new("g");
+        cr_assert_eq(mrt_graph_add_input(g, "x", NULL, NULL), MRT_STATUS_OK);
+        mrt_tensor w = th_from_f64(MRT_DTYPE_FLOAT, 1, (int64_t[]){2}, (double[]){1, 2});
+        cr_assert_eq(mrt_graph_set_initializer(g, "w", &w), MRT_STATUS_OK);
+        mrt_tensor_release(&w);
+        mrt_status st = mrt_graph_add_node(g, "relu", "Relu", "", 1, (const char *[]){"x"}, 1, &twice[i], NULL);
+        cr_assert_eq(st, MRT_STATUS_INVALID_MODEL, "a Relu writing '%s'", twice[i]);
+        cr_assert(strstr(mrt_last_error(), "defined twice") && strstr(mrt_last_error(), "relu") &&
+                      strstr(mrt_last_error(), i ? "a graph input" : "an initializer"),
+                  "%s", mrt_last_error());
+        mrt_graph_free(g);
+    }
+}
