@@ -486,11 +486,8 @@ static void cube_f32(void *o_, const void *a_, int64_t sa, const void *b_, int64
 }
 BIN_LOOP(pow_f64, double, double, double, , pow(x, y))
 
-/* float32 base and float exponent: a scalar exponent of 2 or 3 takes its exact loop */
-static mrt_ew_binary_fn pow_f32_loop(bool scalar_exponent, double e)
-{
-    return !scalar_exponent ? pow_f32 : e == 2.0 ? square_f32 : e == 3.0 ? cube_f32 : pow_f32;
-}
+/* float32 base, scalar float exponent e: 2 and 3 take their exact loops */
+static mrt_ew_binary_fn pow_f32_loop(double e) { return e == 2.0 ? square_f32 : e == 3.0 ? cube_f32 : pow_f32; }
 
 BIN_LOOP(pow_f32_i32, float, int32_t, float, , powf(x, (float)y))
 BIN_LOOP(pow_f32_i64, float, int64_t, float, , (float)pow(x, (double)y))
@@ -534,7 +531,7 @@ mrt_status mrt_cpu_pow(mrt_op_ctx *ctx)
     bool xf = xt == MRT_DTYPE_FLOAT || xt == MRT_DTYPE_FLOAT16 || xt == MRT_DTYPE_BFLOAT16;
     bool yf = yt == MRT_DTYPE_FLOAT || yt == MRT_DTYPE_FLOAT16 || yt == MRT_DTYPE_BFLOAT16;
     mrt_ew_binary_fn fast[MRT_DTYPE_COUNT_] = {0};
-    if (xf && yf) fast[MRT_DTYPE_FLOAT] = pow_f32_loop(mrt_tensor_numel(y) == 1, mrt_tensor_numel(y) == 1 ? mrt_load_f64(yt, y->data, 0) : 0);
+    if (xf && yf) fast[MRT_DTYPE_FLOAT] = mrt_tensor_numel(y) == 1 ? pow_f32_loop(mrt_load_f64(yt, y->data, 0)) : pow_f32;
     else if (xt == MRT_DTYPE_DOUBLE && yt == MRT_DTYPE_DOUBLE) fast[xt] = pow_f64;
     else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT32) fast[xt] = pow_f32_i32;
     else if (xt == MRT_DTYPE_FLOAT && yt == MRT_DTYPE_INT64) fast[xt] = pow_f32_i64;
@@ -556,7 +553,7 @@ mrt_status mrt_cpu_pow(mrt_op_ctx *ctx)
 /* A pointwise program's Pow instruction (engine/epilogue.h): the loop mrt_cpu_pow runs for this scalar exponent */
 void mrt_ew_pw_pow(float *o, const float *a, float exponent, int64_t n)
 {
-    pow_f32_loop(true, exponent)(o, a, 1, &exponent, 0, n, NULL);
+    pow_f32_loop(exponent)(o, a, 1, &exponent, 0, n, NULL);
 }
 
 /* ------------------------------------------------------------------ Max, Min, Sum, Mean */

@@ -857,17 +857,11 @@ int64_t mrt_sgemm_workspace_floats(int64_t m, int64_t n, int64_t k, bool a_packe
 static void product(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a_packed, const float *a_raw,
                     int64_t a_rs, int64_t a_cs, const mrt_sgemm_b *b, const mrt_sgemm_out *out, float *ws);
 
-typedef struct whole_epilogue_job {
-    const mrt_sgemm_out *out;
-    int64_t n;
-} whole_epilogue_job;
-
+/* rows [r0, r1) of C whole, each with its channel (a Conv's BatchNormalization before the program) */
 static void whole_epilogue_rows(void *arg, int64_t r0, int64_t r1)
 {
-    const whole_epilogue_job *j = arg;
-    const mrt_sgemm_out *o = j->out;
-    /* by rows: row r is channel ep_channel0 + r (a Conv's BatchNormalization before the program) */
-    mrt_epilogue_apply_rows(o->ep, o->c + r0 * j->n, r1 - r0, j->n, j->n, o->ep_channel0 + r0, o->ep_at0 + r0 * j->n);
+    const mrt_sgemm_out *o = arg;
+    epilogue_rows(o, r0, r1, 0, o->ldc);
 }
 
 /* An epilogue with a pointwise program (engine/epilogue.h) runs over C whole once the product is done, split over the
@@ -886,8 +880,8 @@ void mrt_sgemm_run(const mrt_op_ctx *ctx, int64_t m, int64_t n, int64_t k, const
     mrt_sgemm_out plain = *out;
     plain.ep = NULL;
     product(ctx, m, n, k, a_packed, a_raw, a_rs, a_cs, b, &plain, ws);
-    whole_epilogue_job j = {out, n};
-    mrt_parallel_for(ctx, m, (4096 + n - 1) / n, whole_epilogue_rows, &j);
+    mrt_sgemm_out with_ep = *out; /* ldc == n: the rows lie back to back */
+    mrt_parallel_for(ctx, m, (4096 + n - 1) / n, whole_epilogue_rows, &with_ep);
 }
 
 /* C = A B (+ bias, + its start value) with out's epilogue on each finished row segment (mrt_sgemm_run) */
